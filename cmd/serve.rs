@@ -1,0 +1,102 @@
+//! `kapi serve`: start, show progress, wait for SIGTERM or SIGINT, stop cleanly.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use kapi::app::{self, StartObserver};
+use kapi::config::ServeOptions;
+
+/// A spinner on a terminal, plain log lines otherwise.
+struct Progress {
+    bar: Option<ProgressBar>,
+}
+
+impl Progress {
+    fn new() -> Self {
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = ProgressBar::new_spinner();
+            bar.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            bar.enable_steady_tick(Duration::from_millis(80));
+            bar
+        });
+        Progress { bar }
+    }
+
+    fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl StartObserver for Progress {
+    fn step(&self, name: &str) {
+        match &self.bar {
+            Some(bar) => bar.set_message(format!("{name}...")),
+            None => tracing::debug!(step = name, "starting"),
+        }
+    }
+
+    fn done(&self, name: &str, detail: &str) {
+        match &self.bar {
+            Some(bar) => bar.println(format!("  \u{2713} {name}: {detail}")),
+            None => tracing::info!(step = name, "{detail}"),
+        }
+    }
+}
+
+pub fn run(opts: ServeOptions) -> ExitCode {
+    let cfg = match opts.complete() {
+        Ok(cfg) => cfg,
+        Err(e) => {
+            eprintln!("kapi: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("kapi: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let progress = Progress::new();
+        let started = match app::start(cfg, &progress).await {
+            Ok(s) => s,
+            Err(e) => {
+                progress.finish();
+                eprintln!("kapi: {e:#}");
+                return ExitCode::FAILURE;
+            }
+        };
+        progress.finish();
+        let kubeconfig = std::fs::canonicalize(&started.kubeconfig).unwrap_or_else(|_| started.kubeconfig.clone());
+        println!(
+            "kapi listening on https://{} (started in {} ms)",
+            started.addr,
+            started.started_in.as_millis()
+        );
+        println!("export KUBECONFIG={}", kubeconfig.display());
+        wait_for_signal().await;
+        tracing::info!("shutting down: no new connections, letting in-flight requests finish");
+        started.shutdown().await;
+        tracing::info!("stopped");
+        ExitCode::SUCCESS
+    })
+}
+
+async fn wait_for_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        // Without signal handlers the process still stops on the default action.
+        std::future::pending::<()>().await;
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {},
+        _ = int.recv() => {},
+    }
+}

@@ -1,0 +1,75 @@
+//! The authenticator chain: client certificate, then bearer token, then
+//! (when allowed) anonymous, with upstream's fail-on-error rule: a
+//! credential that is presented and wrong is a 401 even when anonymous
+//! access is on.
+
+use std::sync::Arc;
+
+use super::tokenfile::TokenFile;
+use super::x509::ClientCertIdentity;
+use super::UserInfo;
+
+/// What a request presents.
+#[derive(Debug, Default)]
+pub struct Credentials<'a> {
+    pub client_cert: Option<&'a ClientCertIdentity>,
+    pub bearer_token: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AuthenticationError {
+    #[error("x509: {0}")]
+    Certificate(String),
+    #[error("invalid bearer token")]
+    InvalidToken,
+    #[error("no credentials provided and anonymous access is off")]
+    NoCredentials,
+}
+
+/// The authenticated user and which authenticator vouched for it.
+#[derive(Debug, Clone)]
+pub struct Authenticated {
+    pub user: UserInfo,
+    pub method: &'static str,
+}
+
+#[derive(Debug, Clone)]
+pub struct Authenticator {
+    tokens: Option<Arc<TokenFile>>,
+    anonymous: bool,
+}
+
+impl Authenticator {
+    pub fn new(tokens: Option<TokenFile>, anonymous: bool) -> Self {
+        Authenticator { tokens: tokens.map(Arc::new), anonymous }
+    }
+
+    pub fn authenticate(&self, creds: &Credentials<'_>) -> Result<Authenticated, AuthenticationError> {
+        match creds.client_cert {
+            Some(ClientCertIdentity::Verified(user)) => {
+                return Ok(Authenticated { user: user.clone().with_authenticated_group(), method: "x509" })
+            }
+            Some(ClientCertIdentity::Rejected(why)) => {
+                // Upstream tries the other authenticators before failing; a
+                // valid token still wins over a foreign certificate.
+                if creds.bearer_token.is_none() {
+                    return Err(AuthenticationError::Certificate(why.clone()));
+                }
+            }
+            None => {}
+        }
+        if let Some(token) = creds.bearer_token {
+            if let Some(user) = self.tokens.as_ref().and_then(|t| t.lookup(token)) {
+                return Ok(Authenticated { user: user.clone().with_authenticated_group(), method: "token-file" });
+            }
+            return Err(AuthenticationError::InvalidToken);
+        }
+        if let Some(ClientCertIdentity::Rejected(why)) = creds.client_cert {
+            return Err(AuthenticationError::Certificate(why.clone()));
+        }
+        if self.anonymous {
+            return Ok(Authenticated { user: UserInfo::anonymous(), method: "anonymous" });
+        }
+        Err(AuthenticationError::NoCredentials)
+    }
+}

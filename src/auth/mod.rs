@@ -1,0 +1,44 @@
+//! Who is asking (authentication) and may they (authorization), as traits
+//! with upstream's implementations behind them.
+
+pub mod authenticator;
+pub mod authorizer;
+pub mod tokenfile;
+pub mod x509;
+
+pub use authenticator::{AuthenticationError, Authenticator, Credentials};
+pub use authorizer::{Attributes, Authorizer, Decision};
+
+use std::collections::BTreeMap;
+
+/// upstream `user.Info`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct UserInfo {
+    pub name: String,
+    pub uid: String,
+    pub groups: Vec<String>,
+    pub extra: BTreeMap<String, Vec<String>>,
+}
+
+pub const ANONYMOUS_USER: &str = "system:anonymous";
+pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
+pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
+pub const MASTERS_GROUP: &str = "system:masters";
+
+impl UserInfo {
+    pub fn anonymous() -> Self {
+        UserInfo { name: ANONYMOUS_USER.into(), groups: vec![UNAUTHENTICATED_GROUP.into()], ..Default::default() }
+    }
+
+    /// Every authenticated user is in `system:authenticated`, as upstream adds it.
+    pub fn with_authenticated_group(mut self) -> Self {
+        if !self.groups.iter().any(|g| g == AUTHENTICATED_GROUP) && self.name != ANONYMOUS_USER {
+            self.groups.push(AUTHENTICATED_GROUP.into());
+        }
+        self
+    }
+
+    pub fn in_group(&self, group: &str) -> bool {
+        self.groups.iter().any(|g| g == group)
+    }
+}

@@ -1,0 +1,296 @@
+//! Flags -> completed config, as upstream's `Options.Complete()`: defaults
+//! resolved, paths derived, values checked, before anything starts.
+
+pub mod duration;
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgAction, Args};
+use ipnet::IpNet;
+
+/// `kapi serve` flags, named as kube-apiserver names them.
+#[derive(Debug, Clone, Args)]
+pub struct ServeOptions {
+    /// Port to serve HTTPS on; 0 picks a free port and prints it.
+    #[arg(long, default_value_t = 6443, value_name = "PORT")]
+    pub secure_port: u16,
+
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1", value_name = "IP")]
+    pub bind_address: IpAddr,
+
+    /// Address advertised to clients and in the `kubernetes` Service (default: the bind address, or 127.0.0.1 when that is unspecified).
+    #[arg(long, value_name = "IP")]
+    pub advertise_address: Option<IpAddr>,
+
+    /// Where kapi keeps its store, certificates and kubeconfig.
+    #[arg(long, default_value = "./.kapi", value_name = "DIR")]
+    pub data_dir: PathBuf,
+
+    /// Where generated certificates live (default: <data-dir>/pki).
+    #[arg(long, value_name = "DIR")]
+    pub cert_dir: Option<PathBuf>,
+
+    /// Serving certificate to use instead of a generated one (needs --tls-private-key-file).
+    #[arg(long, value_name = "FILE", requires = "tls_private_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+
+    /// Key of --tls-cert-file.
+    #[arg(long, value_name = "FILE", requires = "tls_cert_file")]
+    pub tls_private_key_file: Option<PathBuf>,
+
+    /// Extra CA bundle whose client certificates are accepted (the generated CA is always trusted).
+    #[arg(long, value_name = "FILE")]
+    pub client_ca_file: Option<PathBuf>,
+
+    /// etcd endpoints, comma separated; empty means the embedded store.
+    #[arg(long, value_delimiter = ',', value_name = "URLS")]
+    pub etcd_servers: Vec<String>,
+
+    /// Key prefix for everything kapi stores.
+    #[arg(long, default_value = "/registry", value_name = "PREFIX")]
+    pub etcd_prefix: String,
+
+    /// CA bundle to verify etcd's serving certificate.
+    #[arg(long, value_name = "FILE")]
+    pub etcd_cafile: Option<PathBuf>,
+
+    /// Client certificate for etcd.
+    #[arg(long, value_name = "FILE", requires = "etcd_keyfile")]
+    pub etcd_certfile: Option<PathBuf>,
+
+    /// Client key for etcd.
+    #[arg(long, value_name = "FILE", requires = "etcd_certfile")]
+    pub etcd_keyfile: Option<PathBuf>,
+
+    /// How often old revisions are compacted (Go duration; 0 disables).
+    #[arg(long, default_value = "5m", value_parser = duration::parse, value_name = "DURATION")]
+    pub etcd_compaction_interval: Duration,
+
+    /// CIDR from which Service cluster IPs are allocated.
+    #[arg(long, default_value = "10.0.0.0/24", value_parser = parse_service_cidr, value_name = "CIDR")]
+    pub service_cluster_ip_range: IpNet,
+
+    /// Port range reserved for NodePort Services.
+    #[arg(long, default_value = "30000-32767", value_parser = parse_port_range, value_name = "RANGE")]
+    pub service_node_port_range: PortRange,
+
+    /// Let unauthenticated requests through as system:anonymous (authorization still limits them).
+    #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
+    pub anonymous_auth: bool,
+
+    /// Static bearer tokens, CSV lines: token,user,uid,"group1,group2".
+    #[arg(long, value_name = "FILE")]
+    pub token_auth_file: Option<PathBuf>,
+
+    /// Most non-mutating requests served at once; more get 429.
+    #[arg(long, default_value_t = 400, value_name = "N")]
+    pub max_requests_inflight: u32,
+
+    /// Most mutating requests served at once; more get 429.
+    #[arg(long, default_value_t = 200, value_name = "N")]
+    pub max_mutating_requests_inflight: u32,
+
+    /// Deadline for non-long-running requests (Go duration).
+    #[arg(long, default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
+    pub request_timeout: Duration,
+
+    /// Where to write the admin kubeconfig (default: <data-dir>/admin.kubeconfig).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig_out: Option<PathBuf>,
+}
+
+/// An inclusive port range such as `30000-32767`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRange {
+    pub base: u16,
+    pub size: u16,
+}
+
+fn parse_port_range(s: &str) -> Result<PortRange, String> {
+    let (a, b) = s.split_once('-').unwrap_or((s, s));
+    let lo: u16 = a.trim().parse().map_err(|_| format!("{s:?} is not a port range like 30000-32767"))?;
+    let hi: u16 = b.trim().parse().map_err(|_| format!("{s:?} is not a port range like 30000-32767"))?;
+    if hi < lo || lo == 0 {
+        return Err(format!("{s:?} is not a valid port range"));
+    }
+    Ok(PortRange { base: lo, size: hi - lo + 1 })
+}
+
+fn parse_service_cidr(s: &str) -> Result<IpNet, String> {
+    let net: IpNet = s.parse().map_err(|e| format!("{s:?} is not a CIDR: {e}"))?;
+    // Upstream needs room for at least the kubernetes service and one more.
+    let host_bits = net.max_prefix_len() - net.prefix_len();
+    if host_bits < 2 {
+        return Err(format!("{s:?} is too small: it must hold at least 4 addresses"));
+    }
+    if net.network() != net.addr() {
+        return Err(format!("{s:?} has host bits set; did you mean {}?", net.trunc()));
+    }
+    Ok(net)
+}
+
+fn parse_positive_duration(s: &str) -> Result<Duration, String> {
+    let d = duration::parse(s)?;
+    if d.is_zero() {
+        return Err("must be greater than 0".into());
+    }
+    Ok(d)
+}
+
+/// Where the store lives.
+#[derive(Debug, Clone)]
+pub enum StorageBackend {
+    Embedded { dir: PathBuf },
+    Etcd {
+        endpoints: Vec<String>,
+        ca_file: Option<PathBuf>,
+        cert_file: Option<PathBuf>,
+        key_file: Option<PathBuf>,
+    },
+}
+
+/// Everything `kapi serve` needs, resolved and checked.
+#[derive(Debug, Clone)]
+pub struct CompletedConfig {
+    pub secure_port: u16,
+    pub bind_address: IpAddr,
+    pub advertise_address: IpAddr,
+    pub data_dir: PathBuf,
+    pub cert_dir: PathBuf,
+    pub tls_cert_file: Option<(PathBuf, PathBuf)>,
+    pub client_ca_file: Option<PathBuf>,
+    pub storage: StorageBackend,
+    pub storage_prefix: String,
+    pub compaction_interval: Duration,
+    pub service_cluster_ip_range: IpNet,
+    pub service_node_port_range: PortRange,
+    pub anonymous_auth: bool,
+    pub token_auth_file: Option<PathBuf>,
+    pub max_requests_inflight: u32,
+    pub max_mutating_requests_inflight: u32,
+    pub request_timeout: Duration,
+    pub kubeconfig_out: PathBuf,
+}
+
+/// A flag whose value is wrong; printed as one line, exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid value for --{flag}: {message}")]
+pub struct FlagError {
+    pub flag: &'static str,
+    pub message: String,
+}
+
+impl ServeOptions {
+    pub fn complete(self) -> Result<CompletedConfig, FlagError> {
+        let data_dir = self.data_dir;
+        let cert_dir = self.cert_dir.unwrap_or_else(|| data_dir.join("pki"));
+        let advertise_address = match self.advertise_address {
+            Some(a) if a.is_unspecified() => {
+                return Err(FlagError {
+                    flag: "advertise-address",
+                    message: format!("{a} is unspecified; give an address clients can reach"),
+                })
+            }
+            Some(a) => a,
+            None if self.bind_address.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            None => self.bind_address,
+        };
+        let prefix = self.etcd_prefix.trim_end_matches('/').to_string();
+        if !prefix.starts_with('/') {
+            return Err(FlagError { flag: "etcd-prefix", message: format!("{:?} must start with /", self.etcd_prefix) });
+        }
+        let endpoints: Vec<String> =
+            self.etcd_servers.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        for e in &endpoints {
+            if !(e.starts_with("http://") || e.starts_with("https://")) {
+                return Err(FlagError {
+                    flag: "etcd-servers",
+                    message: format!("{e:?} must be a URL such as http://127.0.0.1:2379"),
+                });
+            }
+        }
+        let storage = if endpoints.is_empty() {
+            StorageBackend::Embedded { dir: data_dir.join("store") }
+        } else {
+            StorageBackend::Etcd {
+                endpoints,
+                ca_file: self.etcd_cafile,
+                cert_file: self.etcd_certfile,
+                key_file: self.etcd_keyfile,
+            }
+        };
+        for (flag, value) in [
+            ("max-requests-inflight", self.max_requests_inflight),
+            ("max-mutating-requests-inflight", self.max_mutating_requests_inflight),
+        ] {
+            if value == 0 {
+                return Err(FlagError { flag, message: "must be at least 1".into() });
+            }
+        }
+        for (flag, file) in [
+            ("client-ca-file", &self.client_ca_file),
+            ("token-auth-file", &self.token_auth_file),
+            ("tls-cert-file", &self.tls_cert_file),
+            ("tls-private-key-file", &self.tls_private_key_file),
+        ] {
+            if let Some(f) = file {
+                if !f.is_file() {
+                    return Err(FlagError { flag, message: format!("{} is not a readable file", f.display()) });
+                }
+            }
+        }
+        Ok(CompletedConfig {
+            secure_port: self.secure_port,
+            bind_address: self.bind_address,
+            advertise_address,
+            kubeconfig_out: self.kubeconfig_out.unwrap_or_else(|| data_dir.join("admin.kubeconfig")),
+            cert_dir,
+            data_dir,
+            tls_cert_file: self.tls_cert_file.zip(self.tls_private_key_file),
+            client_ca_file: self.client_ca_file,
+            storage,
+            storage_prefix: prefix,
+            compaction_interval: self.etcd_compaction_interval,
+            service_cluster_ip_range: self.service_cluster_ip_range,
+            service_node_port_range: self.service_node_port_range,
+            anonymous_auth: self.anonymous_auth,
+            token_auth_file: self.token_auth_file,
+            max_requests_inflight: self.max_requests_inflight,
+            max_mutating_requests_inflight: self.max_mutating_requests_inflight,
+            request_timeout: self.request_timeout,
+        })
+    }
+}
+
+impl CompletedConfig {
+    /// The first address of the service range: the `kubernetes` Service's ClusterIP.
+    pub fn first_service_ip(&self) -> IpAddr {
+        match self.service_cluster_ip_range {
+            IpNet::V4(n) => IpAddr::V4(Ipv4Addr::from(u32::from(n.network()).wrapping_add(1))),
+            IpNet::V6(n) => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(n.network()).wrapping_add(1))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_ranges() {
+        assert_eq!(parse_port_range("30000-32767"), Ok(PortRange { base: 30000, size: 2768 }));
+        assert!(parse_port_range("5-1").is_err());
+        assert!(parse_port_range("x").is_err());
+    }
+
+    #[test]
+    fn service_cidr_checks() {
+        assert!(parse_service_cidr("10.0.0.0/24").is_ok());
+        assert!(parse_service_cidr("10.0.0.1/24").is_err());
+        assert!(parse_service_cidr("10.0.0.0/31").is_err());
+        assert!(parse_service_cidr("nope").is_err());
+    }
+}

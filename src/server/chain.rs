@@ -1,0 +1,134 @@
+//! The delegation chain: each generic server answers the routes it owns and
+//! hands everything else to its delegate; after the last one comes
+//! upstream's not-found handler.
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodFilter, MethodRouter};
+use axum::Router;
+use http::{header, HeaderValue, Method, StatusCode};
+use serde::Serialize;
+
+use super::request_info::RequestInfo;
+use crate::api::ApiError;
+
+/// What kind of handler serves a route, as `kapi routes` shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HandlerKind {
+    NonResource,
+    Resource,
+    Proxy,
+}
+
+/// One row of a server's route table.
+#[derive(Debug, Clone, Serialize)]
+pub struct RouteInfo {
+    pub server: &'static str,
+    pub method: String,
+    pub path: String,
+    pub handler: HandlerKind,
+}
+
+struct Route {
+    path: String,
+    methods: Vec<Method>,
+    handler: MethodRouter,
+}
+
+/// A named server with its own route table.
+pub struct GenericServer {
+    pub name: &'static str,
+    routes: Vec<Route>,
+}
+
+fn method_filter(m: &Method) -> Option<MethodFilter> {
+    Some(match *m {
+        Method::GET => MethodFilter::GET,
+        Method::POST => MethodFilter::POST,
+        Method::PUT => MethodFilter::PUT,
+        Method::PATCH => MethodFilter::PATCH,
+        Method::DELETE => MethodFilter::DELETE,
+        Method::HEAD => MethodFilter::HEAD,
+        Method::OPTIONS => MethodFilter::OPTIONS,
+        _ => return None,
+    })
+}
+
+impl GenericServer {
+    pub fn new(name: &'static str) -> Self {
+        GenericServer { name, routes: Vec::new() }
+    }
+
+    /// Adds a non-resource route. `path` uses axum's syntax (`/readyz/{*check}`).
+    pub fn route<H, T>(mut self, path: &str, methods: &[Method], handler: H) -> Self
+    where
+        H: axum::handler::Handler<T, ()>,
+        T: 'static,
+    {
+        let mut mr = MethodRouter::new();
+        for m in methods {
+            if let Some(f) = method_filter(m) {
+                mr = mr.on(f, handler.clone());
+            }
+        }
+        let mr = mr.fallback(|| async { ApiError::method_not_allowed() });
+        self.routes.push(Route { path: path.to_string(), methods: methods.to_vec(), handler: mr });
+        self
+    }
+
+    pub fn route_table(&self) -> Vec<RouteInfo> {
+        self.routes
+            .iter()
+            .flat_map(|r| {
+                r.methods.iter().map(move |m| RouteInfo {
+                    server: self.name,
+                    method: m.to_string(),
+                    path: r.path.replace("{*", "{"),
+                    handler: HandlerKind::NonResource,
+                })
+            })
+            .collect()
+    }
+
+    /// The paths this server lists at `/`.
+    pub fn listed_paths(&self) -> Vec<String> {
+        self.routes.iter().map(|r| r.path.split("/{").next().unwrap_or(&r.path).to_string()).collect()
+    }
+
+    /// This server's router, passing what it does not own to `delegate`.
+    pub fn into_router(self, delegate: Router) -> Router {
+        let mut router = Router::new();
+        for r in self.routes {
+            router = router.route(&r.path, r.handler);
+        }
+        router.fallback_service(delegate)
+    }
+}
+
+/// Which group versions are served: decides between upstream's two 404s.
+pub type ServedGroupVersion = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
+
+/// upstream's final handler: a `Status` for an unknown resource inside a
+/// served group version, the plain Go mux 404 for everything else.
+pub fn not_found(served: ServedGroupVersion) -> Router {
+    Router::new().fallback(move |req: Request| {
+        let served = served.clone();
+        async move {
+            let info = req.extensions().get::<Arc<RequestInfo>>().cloned().unwrap_or_default();
+            if info.is_resource_request && served(&info.api_group, &info.api_version) {
+                return ApiError::resource_not_found().into_response();
+            }
+            page_not_found()
+        }
+    })
+}
+
+pub fn page_not_found() -> Response {
+    let mut r = (StatusCode::NOT_FOUND, "404 page not found\n").into_response();
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
+    r.headers_mut().insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    r
+}

@@ -1,0 +1,262 @@
+//! The handler chain: upstream's `DefaultBuildHandlerChain` as tower layers,
+//! outermost first: panic recovery -> request info -> metrics ->
+//! max-in-flight -> authentication -> audit -> authorization -> timeout.
+//! Each filter is one function; [`build`] stacks them in that order.
+
+use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::extract::{Request, State};
+use axum::middleware::{from_fn_with_state, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use futures::FutureExt;
+use http::{header, HeaderValue};
+use tokio::sync::Semaphore;
+
+use super::metrics::{Metrics, RequestLabels};
+use super::request_info::{query_value, RequestInfo};
+use crate::api::ApiError;
+use crate::auth::authenticator::Authenticated;
+use crate::auth::authorizer::{forbidden_message, Attributes, Authorizer, Decision};
+use crate::auth::x509::ClientCertIdentity;
+use crate::auth::{Authenticator, Credentials};
+
+/// What the serving loop knows about the connection a request came on.
+#[derive(Debug, Clone)]
+pub struct ConnInfo {
+    pub remote: SocketAddr,
+    pub client_cert: Option<ClientCertIdentity>,
+}
+
+/// Where audit events would go; `--audit-log-path` plugs in here.
+pub trait AuditSink: Send + Sync + std::fmt::Debug {
+    fn request_received(&self, audit_id: &str, info: &RequestInfo, user: &Authenticated);
+    fn response_complete(&self, audit_id: &str, info: &RequestInfo, user: &Authenticated, code: u16);
+}
+
+/// Shared by every filter.
+#[derive(Debug)]
+pub struct ChainState {
+    pub authenticator: Authenticator,
+    pub authorizer: Arc<dyn Authorizer>,
+    pub metrics: Metrics,
+    pub readonly_inflight: Semaphore,
+    pub mutating_inflight: Semaphore,
+    pub request_timeout: Duration,
+    pub audit: Option<Arc<dyn AuditSink>>,
+}
+
+pub fn build(router: Router, state: Arc<ChainState>) -> Router {
+    // `Router::layer` wraps what is already there, so the innermost goes first.
+    router
+        .layer(from_fn_with_state(state.clone(), timeout))
+        .layer(from_fn_with_state(state.clone(), authorization))
+        .layer(from_fn_with_state(state.clone(), audit))
+        .layer(from_fn_with_state(state.clone(), authentication))
+        .layer(from_fn_with_state(state.clone(), max_in_flight))
+        .layer(from_fn_with_state(state.clone(), metrics))
+        .layer(axum::middleware::from_fn(request_info))
+        .layer(axum::middleware::from_fn(panic_recovery))
+}
+
+/// A panic in any handler becomes a logged 500 `Status`, never a dropped connection.
+async fn panic_recovery(req: Request, next: Next) -> Response {
+    let what = format!("{} {}", req.method(), req.uri().path());
+    let mut resp = match AssertUnwindSafe(next.run(req)).catch_unwind().await {
+        Ok(resp) => resp,
+        Err(panic) => {
+            let msg = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            tracing::error!(request = %what, panic = %msg, "handler panicked");
+            ApiError::internal(format!("the server panicked while handling {what:?}")).into_response()
+        }
+    };
+    // upstream's WithCacheControl: API responses are never cached by intermediaries.
+    resp.headers_mut()
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-cache, private"));
+    resp
+}
+
+async fn request_info(mut req: Request, next: Next) -> Response {
+    let info = RequestInfo::parse(req.method(), req.uri().path(), req.uri().query());
+    req.extensions_mut().insert(Arc::new(info));
+    next.run(req).await
+}
+
+fn info_of(req: &Request) -> Arc<RequestInfo> {
+    req.extensions().get::<Arc<RequestInfo>>().cloned().unwrap_or_default()
+}
+
+fn metric_verb(info: &RequestInfo, req: &Request) -> String {
+    if !info.is_resource_request {
+        return req.method().as_str().to_string();
+    }
+    let apply = req
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|ct| ct.starts_with("application/apply-patch"));
+    match info.verb.as_str() {
+        "get" => "GET".into(),
+        "list" => "LIST".into(),
+        "watch" => "WATCH".into(),
+        "create" => "POST".into(),
+        "update" => "PUT".into(),
+        "patch" if apply => "APPLY".into(),
+        "patch" => "PATCH".into(),
+        "delete" => "DELETE".into(),
+        other => other.to_ascii_uppercase(),
+    }
+}
+
+async fn metrics(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
+    let info = info_of(&req);
+    let start = Instant::now();
+    let mut labels = RequestLabels {
+        verb: metric_verb(&info, &req),
+        dry_run: query_value(req.uri().query(), "dryRun").unwrap_or_default(),
+        ..Default::default()
+    };
+    if info.is_resource_request {
+        labels.component = "apiserver";
+        labels.group = info.api_group.clone();
+        labels.version = info.api_version.clone();
+        labels.resource = info.resource.clone();
+        labels.subresource = info.subresource.clone();
+        labels.scope = info.scope();
+    }
+    let resp = next.run(req).await;
+    if !info.is_resource_request {
+        // Bounded cardinality: paths nobody serves are counted together.
+        labels.subresource = if resp.status() == http::StatusCode::NOT_FOUND { "other".into() } else { info.path.clone() };
+    }
+    s.metrics.observe_request(labels, resp.status().as_u16(), start.elapsed().as_secs_f64());
+    resp
+}
+
+async fn max_in_flight(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
+    let info = info_of(&req);
+    if info.is_long_running() {
+        return next.run(req).await;
+    }
+    let pool = if info.is_mutating() { &s.mutating_inflight } else { &s.readonly_inflight };
+    let Ok(_permit) = pool.try_acquire() else {
+        return ApiError::too_many_requests(1).into_response();
+    };
+    next.run(req).await
+}
+
+fn bearer_token(req: &Request) -> Option<String> {
+    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let (scheme, token) = value.split_once(' ')?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_string())
+}
+
+async fn authentication(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -> Response {
+    let token = bearer_token(&req);
+    let cert = req.extensions().get::<ConnInfo>().and_then(|c| c.client_cert.clone());
+    let creds = Credentials { client_cert: cert.as_ref(), bearer_token: token.as_deref() };
+    match s.authenticator.authenticate(&creds) {
+        Ok(user) => {
+            // Credentials stop here; nothing behind the filter needs them.
+            req.headers_mut().remove(header::AUTHORIZATION);
+            req.extensions_mut().insert(user);
+            next.run(req).await
+        }
+        Err(e) => {
+            tracing::debug!(path = %req.uri().path(), error = %e, "unable to authenticate the request");
+            ApiError::unauthorized().into_response()
+        }
+    }
+}
+
+async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -> Response {
+    let audit_id = uuid::Uuid::new_v4().to_string();
+    let header_value = HeaderValue::from_str(&audit_id).ok();
+    let sink_ctx = s.audit.clone().and_then(|sink| {
+        let user = req.extensions().get::<Authenticated>().cloned()?;
+        let info = info_of(&req);
+        sink.request_received(&audit_id, &info, &user);
+        Some((sink, user, info))
+    });
+    req.extensions_mut().insert(AuditId(audit_id.clone()));
+    let mut resp = next.run(req).await;
+    if let Some((sink, user, info)) = sink_ctx {
+        sink.response_complete(&audit_id, &info, &user, resp.status().as_u16());
+    }
+    if let Some(v) = header_value {
+        resp.headers_mut().insert("audit-id", v);
+    }
+    resp
+}
+
+/// The audit ID of a request, also sent back in the `Audit-Id` header.
+#[derive(Debug, Clone)]
+pub struct AuditId(pub String);
+
+async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
+    let info = info_of(&req);
+    let Some(user) = req.extensions().get::<Authenticated>().cloned() else {
+        return ApiError::unauthorized().into_response();
+    };
+    let attrs = Attributes {
+        user: Some(&user.user),
+        verb: &info.verb,
+        resource_request: info.is_resource_request,
+        path: &info.path,
+        api_group: &info.api_group,
+        api_version: &info.api_version,
+        namespace: &info.namespace,
+        resource: &info.resource,
+        subresource: &info.subresource,
+        name: &info.name,
+    };
+    match s.authorizer.authorize(&attrs) {
+        Decision::Allow(_) => next.run(req).await,
+        Decision::Deny(_) | Decision::NoOpinion => {
+            let why = forbidden_message(&attrs);
+            let err = if info.is_resource_request {
+                let qualified = crate::api::status::qualified_resource(&info.api_group, &info.resource);
+                let head = if info.name.is_empty() { format!("{qualified} is forbidden") } else { format!("{qualified} {:?} is forbidden", info.name) };
+                ApiError::forbidden(format!("{head}: {why}")).with_details(Some(
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                        name: (!info.name.is_empty()).then(|| info.name.clone()),
+                        group: (!info.api_group.is_empty()).then(|| info.api_group.clone()),
+                        kind: Some(info.resource.clone()),
+                        ..Default::default()
+                    },
+                ))
+            } else {
+                ApiError::forbidden(format!("forbidden: {why}"))
+            };
+            err.into_response()
+        }
+    }
+}
+
+/// upstream's WithTimeoutForNonLongRunningRequests; `?timeout=` may shorten it.
+async fn timeout(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
+    let info = info_of(&req);
+    if info.is_long_running() {
+        return next.run(req).await;
+    }
+    let mut limit = s.request_timeout;
+    if let Some(asked) = query_value(req.uri().query(), "timeout").and_then(|t| crate::config::duration::parse(&t).ok()) {
+        if !asked.is_zero() && asked < limit {
+            limit = asked;
+        }
+    }
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(resp) => resp,
+        Err(_) => ApiError::timeout("request did not complete within requested timeout - context deadline exceeded")
+            .into_response(),
+    }
+}

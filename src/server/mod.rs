@@ -1,0 +1,14 @@
+//! The generic API server: route tables and delegation, the handler chain,
+//! health checks, post-start hooks, metrics and TLS serving. Nothing here
+//! knows about particular resources.
+
+pub mod chain;
+pub mod filters;
+pub mod healthz;
+pub mod hooks;
+pub mod metrics;
+pub mod request_info;
+pub mod serve;
+
+pub use chain::{GenericServer, HandlerKind, RouteInfo};
+pub use request_info::RequestInfo;
