@@ -11,7 +11,10 @@ const TARGET_START_MS: f64 = 100.0; // issue 12 (issue 2 asks ≤ 150 ms)
 const TARGET_IDLE_RSS_MIB: f64 = 30.0;
 
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map(|a| a.port()).unwrap_or(16443)
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .unwrap_or(16443)
 }
 
 fn rss_mib(pid: u32) -> f64 {
@@ -19,12 +22,19 @@ fn rss_mib(pid: u32) -> f64 {
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next().and_then(|n| n.parse::<f64>().ok()))
+        .and_then(|v| {
+            v.split_whitespace()
+                .next()
+                .and_then(|n| n.parse::<f64>().ok())
+        })
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
 /// Starts kapi and polls `/readyz` until `ok`; returns (elapsed, child).
-fn start_once(data_dir: &std::path::Path, client: &reqwest::blocking::Client) -> (Duration, std::process::Child) {
+fn start_once(
+    data_dir: &std::path::Path,
+    client: &reqwest::blocking::Client,
+) -> (Duration, std::process::Child) {
     let port = free_port();
     let t0 = Instant::now();
     let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
@@ -49,7 +59,10 @@ fn start_once(data_dir: &std::path::Path, client: &reqwest::blocking::Client) ->
 }
 
 fn stop(mut child: std::process::Child) {
-    let _ = Command::new("kill").arg("-TERM").arg(child.id().to_string()).status();
+    let _ = Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
     let _ = child.wait();
 }
 
@@ -59,7 +72,8 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 }
 
 fn main() {
-    let smoke = std::env::args().any(|a| a == "--smoke") || std::env::var_os("KAPI_BENCH_SMOKE").is_some();
+    let smoke =
+        std::env::args().any(|a| a == "--smoke") || std::env::var_os("KAPI_BENCH_SMOKE").is_some();
     let runs = if smoke { 2 } else { RUNS };
     // The server's certificate is self-made; trust checks are not what is measured.
     let client = reqwest::blocking::Client::builder()
@@ -89,7 +103,10 @@ fn main() {
         v.sort_by(|a, b| a.total_cmp(b));
     }
     println!("kapi start-up ({runs} runs each)");
-    println!("{:<44} {:>10} {:>10} {:>12}", "figure", "p50", "p90", "target");
+    println!(
+        "{:<44} {:>10} {:>10} {:>12}",
+        "figure", "p50", "p90", "target"
+    );
     println!(
         "{:<44} {:>10.1} {:>10.1} {:>12}",
         "start to /readyz ok, certs present (ms)",

@@ -16,7 +16,13 @@ use clap::{Parser, Subcommand};
 )]
 pub struct Cli {
     /// Log verbosity, as kube-apiserver's -v: 0 info, 2 debug, 4 trace.
-    #[arg(short = 'v', long = "v", global = true, default_value_t = 0, value_name = "LEVEL")]
+    #[arg(
+        short = 'v',
+        long = "v",
+        global = true,
+        default_value_t = 0,
+        value_name = "LEVEL"
+    )]
     verbosity: u8,
 
     #[command(subcommand)]
@@ -26,10 +32,14 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Start the API server chain over HTTPS and write an admin kubeconfig.
-    #[command(after_help = "Examples:\n  kapi serve\n  kapi serve --secure-port 0 --data-dir /tmp/kapi\n  kapi serve --etcd-servers http://127.0.0.1:2379\n  kapi serve --anonymous-auth=false --token-auth-file tokens.csv")]
+    #[command(
+        after_help = "Examples:\n  kapi serve\n  kapi serve --secure-port 0 --data-dir /tmp/kapi\n  kapi serve --etcd-servers http://127.0.0.1:2379\n  kapi serve --anonymous-auth=false --token-auth-file tokens.csv"
+    )]
     Serve(Box<kapi::config::ServeOptions>),
     /// Print shell completions for bash, zsh, fish, powershell or elvish.
-    #[command(after_help = "Examples:\n  kapi completions bash > ~/.local/share/bash-completion/completions/kapi\n  kapi completions zsh > ~/.zfunc/_kapi")]
+    #[command(
+        after_help = "Examples:\n  kapi completions bash > ~/.local/share/bash-completion/completions/kapi\n  kapi completions zsh > ~/.zfunc/_kapi"
+    )]
     Completions(completions::Args),
 }
 
@@ -41,7 +51,11 @@ fn init_logging(verbosity: u8) {
         _ => "debug,kapi=trace",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
 }
 
 fn main() -> ExitCode {
@@ -49,13 +63,26 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             use clap::error::ErrorKind;
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 let _ = e.print();
-                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    ExitCode::from(2)
+                } else {
+                    ExitCode::SUCCESS
+                };
             }
             // One clear line naming the flag, as the issue asks, not clap's block.
             let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments").trim_start_matches("error: ");
+            let first = rendered
+                .lines()
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ");
             eprintln!("kapi: {first}");
             return ExitCode::from(2);
         }

@@ -17,7 +17,10 @@ impl Progress {
     fn new() -> Self {
         let bar = std::io::stderr().is_terminal().then(|| {
             let bar = ProgressBar::new_spinner();
-            bar.set_style(ProgressStyle::with_template("{spinner} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+            bar.set_style(
+                ProgressStyle::with_template("{spinner} {msg}")
+                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+            );
             bar.enable_steady_tick(Duration::from_millis(80));
             bar
         });
@@ -55,7 +58,10 @@ pub fn run(opts: ServeOptions) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("kapi: cannot start the runtime: {e}");
@@ -73,7 +79,8 @@ pub fn run(opts: ServeOptions) -> ExitCode {
             }
         };
         progress.finish();
-        let kubeconfig = std::fs::canonicalize(&started.kubeconfig).unwrap_or_else(|_| started.kubeconfig.clone());
+        let kubeconfig = std::fs::canonicalize(&started.kubeconfig)
+            .unwrap_or_else(|_| started.kubeconfig.clone());
         println!(
             "kapi listening on https://{} (started in {} ms)",
             started.addr,
@@ -90,7 +97,10 @@ pub fn run(opts: ServeOptions) -> ExitCode {
 
 async fn wait_for_signal() {
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         // Without signal handlers the process still stops on the default action.
         std::future::pending::<()>().await;
         return;

@@ -70,7 +70,11 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let detail = if pki.generated.is_empty() {
         format!("reused from {}", cfg.cert_dir.display())
     } else {
-        format!("generated {} in {}", pki.generated.join(", "), cfg.cert_dir.display())
+        format!(
+            "generated {} in {}",
+            pki.generated.join(", "),
+            cfg.cert_dir.display()
+        )
     };
     obs.done("certificates", &detail);
 
@@ -89,13 +93,19 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let health = health_checks(&hooks, shutting_down.clone());
     let root_paths = Arc::new(OnceLock::new());
     let aggregator = aggregator::server();
-    let kube = controlplane::server(controlplane::Deps { health, metrics: metrics.clone(), root_paths: root_paths.clone() });
+    let kube = controlplane::server(controlplane::Deps {
+        health,
+        metrics: metrics.clone(),
+        root_paths: root_paths.clone(),
+    });
     let extensions = apiextensions::server();
     let mut routes = aggregator.route_table();
     routes.extend(kube.route_table());
     routes.extend(extensions.route_table());
-    let mut paths: Vec<String> =
-        [&aggregator, &kube, &extensions].iter().flat_map(|s| s.listed_paths()).collect();
+    let mut paths: Vec<String> = [&aggregator, &kube, &extensions]
+        .iter()
+        .flat_map(|s| s.listed_paths())
+        .collect();
     paths.sort();
     paths.dedup();
     let _ = root_paths.set(paths);
@@ -111,17 +121,35 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         audit: None,
     });
     let app = filters::build(router, state);
-    obs.done("servers", "aggregator -> kube-apiserver -> apiextensions-apiserver");
+    obs.done(
+        "servers",
+        "aggregator -> kube-apiserver -> apiextensions-apiserver",
+    );
 
     obs.step("listening");
     let (listener, addr) = serve::bind(SocketAddr::new(cfg.bind_address, cfg.secure_port))
         .await
-        .with_context(|| format!("--secure-port {}: cannot listen on {}", cfg.secure_port, cfg.bind_address))?;
-    let host = if cfg.bind_address.is_unspecified() { cfg.advertise_address } else { cfg.bind_address };
+        .with_context(|| {
+            format!(
+                "--secure-port {}: cannot listen on {}",
+                cfg.secure_port, cfg.bind_address
+            )
+        })?;
+    let host = if cfg.bind_address.is_unspecified() {
+        cfg.advertise_address
+    } else {
+        cfg.bind_address
+    };
     let url = pki::server_url(host, addr.port());
     pki::write_admin_kubeconfig(&cfg.kubeconfig_out, &pki, &url)?;
     let stop = CancellationToken::new();
-    let serving = tokio::spawn(serve::serve(listener, tls, app, stop.clone(), DRAIN_TIMEOUT));
+    let serving = tokio::spawn(serve::serve(
+        listener,
+        tls,
+        app,
+        stop.clone(),
+        DRAIN_TIMEOUT,
+    ));
     obs.done("listening", &url);
 
     obs.step("post-start hooks");
@@ -129,20 +157,34 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     hooks.run_all().await;
     obs.done("post-start hooks", &names.join(", "));
 
-    Ok(Started { addr, kubeconfig: cfg.kubeconfig_out.clone(), started_in: t0.elapsed(), routes, stop, shutting_down, serving })
+    Ok(Started {
+        addr,
+        kubeconfig: cfg.kubeconfig_out.clone(),
+        started_in: t0.elapsed(),
+        routes,
+        stop,
+        shutting_down,
+        serving,
+    })
 }
 
 fn tls_serving(cfg: &CompletedConfig, pki: &Pki) -> anyhow::Result<TlsServing> {
     let mut client_cas = vec![pki.ca.cert_pem.clone()];
     if let Some(f) = &cfg.client_ca_file {
-        client_cas.push(std::fs::read_to_string(f).with_context(|| format!("--client-ca-file {}", f.display()))?);
+        client_cas.push(
+            std::fs::read_to_string(f)
+                .with_context(|| format!("--client-ca-file {}", f.display()))?,
+        );
     }
     let refs: Vec<&str> = client_cas.iter().map(String::as_str).collect();
-    let client_ca = ClientCertAuthority::new(&refs).map_err(|e| anyhow::anyhow!("client CA: {e}"))?;
+    let client_ca =
+        ClientCertAuthority::new(&refs).map_err(|e| anyhow::anyhow!("client CA: {e}"))?;
     let (cert, key) = match &cfg.tls_cert_file {
         Some((c, k)) => (
-            std::fs::read_to_string(c).with_context(|| format!("--tls-cert-file {}", c.display()))?,
-            std::fs::read_to_string(k).with_context(|| format!("--tls-private-key-file {}", k.display()))?,
+            std::fs::read_to_string(c)
+                .with_context(|| format!("--tls-cert-file {}", c.display()))?,
+            std::fs::read_to_string(k)
+                .with_context(|| format!("--tls-private-key-file {}", k.display()))?,
         ),
         None => (pki.serving.cert_pem.clone(), pki.serving.key_pem.clone()),
     };
@@ -150,12 +192,25 @@ fn tls_serving(cfg: &CompletedConfig, pki: &Pki) -> anyhow::Result<TlsServing> {
 }
 
 fn health_checks(hooks: &PostStartHooks, shutting_down: Arc<AtomicBool>) -> Health {
-    let mut base = vec![HealthCheck::ping(), HealthCheck::new("log", || async { Ok(()) })];
+    let mut base = vec![
+        HealthCheck::ping(),
+        HealthCheck::new("log", || async { Ok(()) }),
+    ];
     base.extend(hooks.checks());
     let mut readyz = base.clone();
     readyz.push(HealthCheck::new("shutdown", move || {
         let down = shutting_down.load(Ordering::Acquire);
-        async move { if down { Err("process is shutting down".to_string()) } else { Ok(()) } }
+        async move {
+            if down {
+                Err("process is shutting down".to_string())
+            } else {
+                Ok(())
+            }
+        }
     }));
-    Health { healthz: Arc::new(base.clone()), livez: Arc::new(base), readyz: Arc::new(readyz) }
+    Health {
+        healthz: Arc::new(base.clone()),
+        livez: Arc::new(base),
+        readyz: Arc::new(readyz),
+    }
 }

@@ -3,14 +3,15 @@
 //! package names; see ARCHITECTURE.md in the design folder.
 
 pub mod aggregator;
-pub mod app;
 pub mod api;
 pub mod apiextensions;
+pub mod app;
 pub mod auth;
 pub mod config;
 pub mod controlplane;
 pub mod pki;
 pub mod server;
+pub mod storage;
 pub mod templates;
 pub mod version;
 
@@ -19,7 +20,8 @@ pub mod version;
 /// its provider explicitly and installs it as the process default for
 /// libraries that ask rustls for one.
 pub fn crypto_provider() -> std::sync::Arc<rustls::crypto::CryptoProvider> {
-    static PROVIDER: std::sync::OnceLock<std::sync::Arc<rustls::crypto::CryptoProvider>> = std::sync::OnceLock::new();
+    static PROVIDER: std::sync::OnceLock<std::sync::Arc<rustls::crypto::CryptoProvider>> =
+        std::sync::OnceLock::new();
     PROVIDER
         .get_or_init(|| {
             let p = std::sync::Arc::new(rustls::crypto::aws_lc_rs::default_provider());

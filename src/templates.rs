@@ -14,7 +14,10 @@ pub fn render(template: &str, values: &[(&str, &str)]) -> Result<String, String>
     match out.find("{{") {
         Some(at) => {
             let end = out[at..].find("}}").map_or(out.len(), |e| at + e + 2);
-            Err(format!("template placeholder {} was not filled", &out[at..end]))
+            Err(format!(
+                "template placeholder {} was not filled",
+                &out[at..end]
+            ))
         }
         None => Ok(out),
     }
@@ -24,7 +27,10 @@ pub fn render(template: &str, values: &[(&str, &str)]) -> Result<String, String>
 mod tests {
     #[test]
     fn renders_and_reports_missing() {
-        assert_eq!(super::render("a {{x}} b", &[("x", "1")]), Ok("a 1 b".into()));
+        assert_eq!(
+            super::render("a {{x}} b", &[("x", "1")]),
+            Ok("a 1 b".into())
+        );
         assert!(super::render("a {{y}}", &[("x", "1")]).is_err());
     }
 }

@@ -14,13 +14,21 @@ fn kubectl_reads_readyz_and_version() {
     assert_eq!(out, "ok");
     let (ok, out, err) = run(k.kubectl().args(["get", "--raw", "/readyz?verbose"]));
     assert!(ok, "{err}");
-    assert!(out.contains("[+]ping ok") && out.contains("[+]shutdown ok") && out.ends_with("readyz check passed\n"), "{out}");
+    assert!(
+        out.contains("[+]ping ok")
+            && out.contains("[+]shutdown ok")
+            && out.ends_with("readyz check passed\n"),
+        "{out}"
+    );
     let (ok, out, err) = run(k.kubectl().args(["version", "-o", "json"]));
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("json");
     assert_eq!(v["serverVersion"]["major"], "1");
     assert_eq!(v["serverVersion"]["minor"], "34");
-    assert!(v["serverVersion"]["gitVersion"].as_str().unwrap_or("").starts_with("v1.34."));
+    assert!(v["serverVersion"]["gitVersion"]
+        .as_str()
+        .unwrap_or("")
+        .starts_with("v1.34."));
 }
 
 #[test]
@@ -28,16 +36,33 @@ fn health_endpoints_as_upstream() {
     let k = Kapi::start(&[]);
     runtime().block_on(async {
         let c = k.admin_client();
-        for path in ["/healthz", "/livez", "/readyz", "/livez/ping", "/readyz/shutdown"] {
+        for path in [
+            "/healthz",
+            "/livez",
+            "/readyz",
+            "/livez/ping",
+            "/readyz/shutdown",
+        ] {
             let r = c.get(format!("{}{path}", k.url)).send().await.expect(path);
             assert_eq!(r.status(), 200, "{path}");
             assert_eq!(r.headers()["content-type"], "text/plain; charset=utf-8");
             assert_eq!(r.headers()["cache-control"], "no-cache, private");
             assert_eq!(r.text().await.expect("body"), "ok", "{path}");
         }
-        let r = c.get(format!("{}/readyz?verbose&exclude=ping", k.url)).send().await.expect("exclude");
-        assert_eq!(r.text().await.expect("body").lines().next(), Some("[+]ping excluded: ok"));
-        let r = c.get(format!("{}/readyz/nope", k.url)).send().await.expect("unknown check");
+        let r = c
+            .get(format!("{}/readyz?verbose&exclude=ping", k.url))
+            .send()
+            .await
+            .expect("exclude");
+        assert_eq!(
+            r.text().await.expect("body").lines().next(),
+            Some("[+]ping excluded: ok")
+        );
+        let r = c
+            .get(format!("{}/readyz/nope", k.url))
+            .send()
+            .await
+            .expect("unknown check");
         assert_eq!(r.status(), 404);
     });
 }
@@ -46,11 +71,24 @@ fn health_endpoints_as_upstream() {
 fn serves_http2_and_http1() {
     let k = Kapi::start(&[]);
     runtime().block_on(async {
-        let r = k.admin_client().get(format!("{}/version", k.url)).send().await.expect("h2");
+        let r = k
+            .admin_client()
+            .get(format!("{}/version", k.url))
+            .send()
+            .await
+            .expect("h2");
         assert_eq!(r.version(), reqwest::Version::HTTP_2);
         let ca = reqwest::Certificate::from_pem(k.pki("ca.crt").as_bytes()).expect("ca");
-        let h1 = reqwest::Client::builder().tls_certs_only([ca]).http1_only().build().expect("client");
-        let r = h1.get(format!("{}/version", k.url)).send().await.expect("h1");
+        let h1 = reqwest::Client::builder()
+            .tls_certs_only([ca])
+            .http1_only()
+            .build()
+            .expect("client");
+        let r = h1
+            .get(format!("{}/version", k.url))
+            .send()
+            .await
+            .expect("h1");
         assert_eq!(r.version(), reqwest::Version::HTTP_11);
         assert_eq!(r.status(), 200);
     });
@@ -62,21 +100,41 @@ fn metrics_count_requests() {
     runtime().block_on(async {
         let c = k.admin_client();
         for _ in 0..7 {
-            let r = c.get(format!("{}/version", k.url)).send().await.expect("version");
+            let r = c
+                .get(format!("{}/version", k.url))
+                .send()
+                .await
+                .expect("version");
             assert_eq!(r.status(), 200);
         }
         let r = c.get(format!("{}/nope", k.url)).send().await.expect("nope");
         assert_eq!(r.status(), 404);
-        let text = c.get(format!("{}/metrics", k.url)).send().await.expect("metrics").text().await.expect("text");
+        let text = c
+            .get(format!("{}/metrics", k.url))
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text");
         let line = text
             .lines()
-            .find(|l| l.starts_with("apiserver_request_total{code=\"200\"") && l.contains("subresource=\"/version\""))
+            .find(|l| {
+                l.starts_with("apiserver_request_total{code=\"200\"")
+                    && l.contains("subresource=\"/version\"")
+            })
             .unwrap_or_else(|| panic!("no /version counter in:\n{text}"));
         assert!(line.contains("verb=\"GET\""), "{line}");
         assert!(line.ends_with(" 7"), "{line}");
-        assert!(text.contains("apiserver_request_total{code=\"404\""), "{text}");
+        assert!(
+            text.contains("apiserver_request_total{code=\"404\""),
+            "{text}"
+        );
         assert!(text.contains("# TYPE apiserver_request_duration_seconds histogram"));
-        assert!(text.contains("apiserver_request_duration_seconds_count{") && text.contains("subresource=\"/version\",verb=\"GET\",version=\"\"} 7"));
+        assert!(
+            text.contains("apiserver_request_duration_seconds_count{")
+                && text.contains("subresource=\"/version\",verb=\"GET\",version=\"\"} 7")
+        );
     });
 }
 
@@ -84,7 +142,12 @@ fn metrics_count_requests() {
 fn unknown_path_is_plain_404() {
     let k = Kapi::start(&[]);
     runtime().block_on(async {
-        let r = k.admin_client().get(format!("{}/no/such/path", k.url)).send().await.expect("req");
+        let r = k
+            .admin_client()
+            .get(format!("{}/no/such/path", k.url))
+            .send()
+            .await
+            .expect("req");
         assert_eq!(r.status(), 404);
         assert_eq!(r.headers()["content-type"], "text/plain; charset=utf-8");
         assert_eq!(r.text().await.expect("body"), "404 page not found\n");
@@ -100,13 +163,20 @@ fn anonymous_requests_see_only_health_and_version() {
             let r = c.get(format!("{}{path}", k.url)).send().await.expect(path);
             assert_eq!(r.status(), 200, "{path}");
         }
-        let r = c.get(format!("{}/metrics", k.url)).send().await.expect("metrics");
+        let r = c
+            .get(format!("{}/metrics", k.url))
+            .send()
+            .await
+            .expect("metrics");
         assert_eq!(r.status(), 403);
         let s: serde_json::Value = r.json().await.expect("status");
         assert_eq!(s["kind"], "Status");
         assert_eq!(s["reason"], "Forbidden");
         assert_eq!(s["code"], 403);
-        assert_eq!(s["message"], "forbidden: User \"system:anonymous\" cannot get path \"/metrics\"");
+        assert_eq!(
+            s["message"],
+            "forbidden: User \"system:anonymous\" cannot get path \"/metrics\""
+        );
     });
 }
 
@@ -114,13 +184,21 @@ fn anonymous_requests_see_only_health_and_version() {
 fn without_anonymous_auth_no_credentials_is_401() {
     let k = Kapi::start(&["--anonymous-auth=false"]);
     runtime().block_on(async {
-        let r = k.anonymous_client().get(format!("{}/readyz", k.url)).send().await.expect("req");
+        let r = k
+            .anonymous_client()
+            .get(format!("{}/readyz", k.url))
+            .send()
+            .await
+            .expect("req");
         assert_eq!(r.status(), 401);
         let s: serde_json::Value = r.json().await.expect("status");
-        assert_eq!(s, serde_json::json!({
-            "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-            "message": "Unauthorized", "reason": "Unauthorized", "code": 401
-        }));
+        assert_eq!(
+            s,
+            serde_json::json!({
+                "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+                "message": "Unauthorized", "reason": "Unauthorized", "code": 401
+            })
+        );
     });
 }
 
@@ -133,12 +211,21 @@ fn client_certificate_from_another_ca_is_refused() {
     let identity = format!("{}{}", foreign.pki("admin.crt"), foreign.pki("admin.key"));
     runtime().block_on(async {
         let c = k.client_with(Some(identity.as_bytes()));
-        let r = c.get(format!("{}/readyz", k.url)).send().await.expect("req");
+        let r = c
+            .get(format!("{}/readyz", k.url))
+            .send()
+            .await
+            .expect("req");
         assert_eq!(r.status(), 401);
         let s: serde_json::Value = r.json().await.expect("status");
         assert_eq!(s["reason"], "Unauthorized");
         // The real admin certificate is accepted on the same server.
-        let r = k.admin_client().get(format!("{}/metrics", k.url)).send().await.expect("req");
+        let r = k
+            .admin_client()
+            .get(format!("{}/metrics", k.url))
+            .send()
+            .await
+            .expect("req");
         assert_eq!(r.status(), 200);
     });
 }
@@ -147,28 +234,43 @@ fn client_certificate_from_another_ca_is_refused() {
 fn tokens_from_the_token_file() {
     let dir = tempfile::tempdir().expect("tmp");
     let tokens = dir.path().join("tokens.csv");
-    std::fs::write(&tokens, "s3cret-admin,alice,1001,\"system:masters,dev\"\ns3cret-bob,bob,1002\n").expect("write");
+    std::fs::write(
+        &tokens,
+        "s3cret-admin,alice,1001,\"system:masters,dev\"\ns3cret-bob,bob,1002\n",
+    )
+    .expect("write");
     let k = Kapi::start(&["--token-auth-file", tokens.to_str().expect("path")]);
     runtime().block_on(async {
         let c = k.anonymous_client();
-        let get = |token: &'static str| c.get(format!("{}/metrics", k.url)).bearer_auth(token).send();
+        let get = |token: &'static str| {
+            c.get(format!("{}/metrics", k.url))
+                .bearer_auth(token)
+                .send()
+        };
         assert_eq!(get("s3cret-admin").await.expect("alice").status(), 200);
         let bob = get("s3cret-bob").await.expect("bob");
         assert_eq!(bob.status(), 403);
         let s: serde_json::Value = bob.json().await.expect("status");
-        assert_eq!(s["message"], "forbidden: User \"bob\" cannot get path \"/metrics\"");
+        assert_eq!(
+            s["message"],
+            "forbidden: User \"bob\" cannot get path \"/metrics\""
+        );
         // A wrong token is a 401 even though anonymous access is on.
         assert_eq!(get("wrong").await.expect("wrong").status(), 401);
     });
     // kubectl with only the token (no kubeconfig credentials at all).
     let ca = k.data_dir.join("pki/ca.crt");
     let mut kc = Command::new(common::kubectl_path());
-    kc.env("KUBECONFIG", "/dev/null").args(["--server", &k.url, "--certificate-authority"]).arg(&ca);
+    kc.env("KUBECONFIG", "/dev/null")
+        .args(["--server", &k.url, "--certificate-authority"])
+        .arg(&ca);
     let (ok, out, err) = run(kc.args(["--token", "s3cret-admin", "get", "--raw", "/metrics"]));
     assert!(ok, "{err}");
     assert!(out.contains("apiserver_request_total"));
     let mut kc = Command::new(common::kubectl_path());
-    kc.env("KUBECONFIG", "/dev/null").args(["--server", &k.url, "--certificate-authority"]).arg(&ca);
+    kc.env("KUBECONFIG", "/dev/null")
+        .args(["--server", &k.url, "--certificate-authority"])
+        .arg(&ca);
     let (ok, _, err) = run(kc.args(["--token", "s3cret-bob", "get", "--raw", "/metrics"]));
     assert!(!ok && err.contains("Forbidden"), "{err}");
 }
@@ -182,19 +284,36 @@ fn certificates_are_reused_and_regenerated_when_names_change() {
     drop(k);
     let mut k = Kapi::start_in(dir.path(), &[]);
     assert_eq!(k.pki("ca.crt"), ca);
-    assert_eq!(k.pki("apiserver.crt"), serving, "serving certificate must be reused");
+    assert_eq!(
+        k.pki("apiserver.crt"),
+        serving,
+        "serving certificate must be reused"
+    );
     assert_eq!(k.pki("admin.crt"), admin);
     assert!(k.terminate().success());
     drop(k);
     let k = Kapi::start_in(dir.path(), &["--advertise-address", "127.0.0.2"]);
     assert_eq!(k.pki("ca.crt"), ca, "CA stays");
-    assert_ne!(k.pki("apiserver.crt"), serving, "a new serving name means a new certificate");
+    assert_ne!(
+        k.pki("apiserver.crt"),
+        serving,
+        "a new serving name means a new certificate"
+    );
     // The new certificate still serves: kubectl verifies it against the same CA.
     let (ok, out, err) = run(k.kubectl().args(["get", "--raw", "/readyz"]));
     assert!(ok && out == "ok", "{err}");
     use std::os::unix::fs::PermissionsExt;
-    for key in ["ca.key", "apiserver.key", "admin.key", "sa.key", "front-proxy-client.key"] {
-        let mode = std::fs::metadata(dir.path().join("pki").join(key)).expect(key).permissions().mode();
+    for key in [
+        "ca.key",
+        "apiserver.key",
+        "admin.key",
+        "sa.key",
+        "front-proxy-client.key",
+    ] {
+        let mode = std::fs::metadata(dir.path().join("pki").join(key))
+            .expect(key)
+            .permissions()
+            .mode();
         assert_eq!(mode & 0o777, 0o600, "{key}");
     }
 }
@@ -212,12 +331,27 @@ fn sigterm_exits_cleanly() {
 fn bad_flags_exit_2_with_one_line() {
     for (args, needle) in [
         (&["serve", "--secure-port", "notaport"][..], "--secure-port"),
-        (&["serve", "--service-cluster-ip-range", "10.0.0.1/24"][..], "--service-cluster-ip-range"),
-        (&["serve", "--request-timeout", "5x"][..], "--request-timeout"),
-        (&["serve", "--etcd-servers", "localhost:2379"][..], "--etcd-servers"),
-        (&["serve", "--token-auth-file", "/nonexistent/tokens.csv"][..], "--token-auth-file"),
+        (
+            &["serve", "--service-cluster-ip-range", "10.0.0.1/24"][..],
+            "--service-cluster-ip-range",
+        ),
+        (
+            &["serve", "--request-timeout", "5x"][..],
+            "--request-timeout",
+        ),
+        (
+            &["serve", "--etcd-servers", "localhost:2379"][..],
+            "--etcd-servers",
+        ),
+        (
+            &["serve", "--token-auth-file", "/nonexistent/tokens.csv"][..],
+            "--token-auth-file",
+        ),
     ] {
-        let out = Command::new(common::kapi_bin()).args(args).output().expect("run");
+        let out = Command::new(common::kapi_bin())
+            .args(args)
+            .output()
+            .expect("run");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");

@@ -93,7 +93,12 @@ fn empty_details() -> Option<StatusDetails> {
 
 impl ApiError {
     pub fn new(code: u16, reason: Reason, message: impl Into<String>) -> Self {
-        ApiError { code, reason, message: message.into(), details: empty_details() }
+        ApiError {
+            code,
+            reason,
+            message: message.into(),
+            details: empty_details(),
+        }
     }
 
     pub fn with_details(mut self, details: Option<StatusDetails>) -> Self {
@@ -105,21 +110,31 @@ impl ApiError {
         ApiError {
             code: 404,
             reason: Reason::NotFound,
-            message: format!("{} \"{name}\" not found", qualified_resource(group, resource)),
+            message: format!(
+                "{} \"{name}\" not found",
+                qualified_resource(group, resource)
+            ),
             details: details(group, resource, name),
         }
     }
 
     /// What upstream answers for an unknown resource inside a served group version.
     pub fn resource_not_found() -> Self {
-        Self::new(404, Reason::NotFound, "the server could not find the requested resource")
+        Self::new(
+            404,
+            Reason::NotFound,
+            "the server could not find the requested resource",
+        )
     }
 
     pub fn already_exists(group: &str, resource: &str, name: &str) -> Self {
         ApiError {
             code: 409,
             reason: Reason::AlreadyExists,
-            message: format!("{} \"{name}\" already exists", qualified_resource(group, resource)),
+            message: format!(
+                "{} \"{name}\" already exists",
+                qualified_resource(group, resource)
+            ),
             details: details(group, resource, name),
         }
     }
@@ -156,7 +171,10 @@ impl ApiError {
         ApiError {
             code: 422,
             reason: Reason::Invalid,
-            message: format!("{} \"{name}\" is invalid: {list}", qualified_kind(group, kind)),
+            message: format!(
+                "{} \"{name}\" is invalid: {list}",
+                qualified_kind(group, kind)
+            ),
             details: Some(d),
         }
     }
@@ -166,7 +184,10 @@ impl ApiError {
     }
 
     pub fn unauthorized() -> Self {
-        ApiError { details: None, ..Self::new(401, Reason::Unauthorized, "Unauthorized") }
+        ApiError {
+            details: None,
+            ..Self::new(401, Reason::Unauthorized, "Unauthorized")
+        }
     }
 
     pub fn forbidden(message: impl Into<String>) -> Self {
@@ -225,7 +246,11 @@ impl ApiError {
                 retry_after_seconds: Some(retry_after_seconds),
                 ..Default::default()
             }),
-            ..Self::new(429, Reason::TooManyRequests, "Too many requests, please try again later.")
+            ..Self::new(
+                429,
+                Reason::TooManyRequests,
+                "Too many requests, please try again later.",
+            )
         }
     }
 
@@ -234,7 +259,11 @@ impl ApiError {
     }
 
     pub fn internal(message: impl Into<String>) -> Self {
-        Self::new(500, Reason::InternalError, format!("Internal error occurred: {}", message.into()))
+        Self::new(
+            500,
+            Reason::InternalError,
+            format!("Internal error occurred: {}", message.into()),
+        )
     }
 
     pub fn service_unavailable(message: impl Into<String>) -> Self {
@@ -268,7 +297,10 @@ impl IntoResponse for ApiError {
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut resp = (code, body).into_response();
         let headers = resp.headers_mut();
-        headers.insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
         if let Some(secs) = self.details.as_ref().and_then(|d| d.retry_after_seconds) {
             if let Ok(v) = HeaderValue::from_str(&secs.to_string()) {
                 headers.insert(header::RETRY_AFTER, v);
@@ -285,7 +317,10 @@ mod tests {
     #[test]
     fn not_found_names_the_resource() {
         let s = ApiError::not_found("apps", "deployments", "web").to_status();
-        assert_eq!(s.message.as_deref(), Some("deployments.apps \"web\" not found"));
+        assert_eq!(
+            s.message.as_deref(),
+            Some("deployments.apps \"web\" not found")
+        );
         let d = s.details.unwrap_or_default();
         assert_eq!(d.kind.as_deref(), Some("deployments"));
         assert_eq!(d.group.as_deref(), Some("apps"));
@@ -298,9 +333,25 @@ mod tests {
             message: Some(m.into()),
             reason: Some("FieldValueRequired".into()),
         };
-        let one = ApiError::invalid("", "Pod", "p", vec![cause("spec.containers", "Required value")]);
-        assert_eq!(one.message, "Pod \"p\" is invalid: spec.containers: Required value");
-        let two = ApiError::invalid("apps", "Deployment", "d", vec![cause("a", "x"), cause("b", "y")]);
-        assert_eq!(two.message, "Deployment.apps \"d\" is invalid: [a: x, b: y]");
+        let one = ApiError::invalid(
+            "",
+            "Pod",
+            "p",
+            vec![cause("spec.containers", "Required value")],
+        );
+        assert_eq!(
+            one.message,
+            "Pod \"p\" is invalid: spec.containers: Required value"
+        );
+        let two = ApiError::invalid(
+            "apps",
+            "Deployment",
+            "d",
+            vec![cause("a", "x"), cause("b", "y")],
+        );
+        assert_eq!(
+            two.message,
+            "Deployment.apps \"d\" is invalid: [a: x, b: y]"
+        );
     }
 }

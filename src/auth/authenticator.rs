@@ -41,13 +41,22 @@ pub struct Authenticator {
 
 impl Authenticator {
     pub fn new(tokens: Option<TokenFile>, anonymous: bool) -> Self {
-        Authenticator { tokens: tokens.map(Arc::new), anonymous }
+        Authenticator {
+            tokens: tokens.map(Arc::new),
+            anonymous,
+        }
     }
 
-    pub fn authenticate(&self, creds: &Credentials<'_>) -> Result<Authenticated, AuthenticationError> {
+    pub fn authenticate(
+        &self,
+        creds: &Credentials<'_>,
+    ) -> Result<Authenticated, AuthenticationError> {
         match creds.client_cert {
             Some(ClientCertIdentity::Verified(user)) => {
-                return Ok(Authenticated { user: user.clone().with_authenticated_group(), method: "x509" })
+                return Ok(Authenticated {
+                    user: user.clone().with_authenticated_group(),
+                    method: "x509",
+                })
             }
             Some(ClientCertIdentity::Rejected(why)) => {
                 // Upstream tries the other authenticators before failing; a
@@ -60,7 +69,10 @@ impl Authenticator {
         }
         if let Some(token) = creds.bearer_token {
             if let Some(user) = self.tokens.as_ref().and_then(|t| t.lookup(token)) {
-                return Ok(Authenticated { user: user.clone().with_authenticated_group(), method: "token-file" });
+                return Ok(Authenticated {
+                    user: user.clone().with_authenticated_group(),
+                    method: "token-file",
+                });
             }
             return Err(AuthenticationError::InvalidToken);
         }
@@ -68,7 +80,10 @@ impl Authenticator {
             return Err(AuthenticationError::Certificate(why.clone()));
         }
         if self.anonymous {
-            return Ok(Authenticated { user: UserInfo::anonymous(), method: "anonymous" });
+            return Ok(Authenticated {
+                user: UserInfo::anonymous(),
+                method: "anonymous",
+            });
         }
         Err(AuthenticationError::NoCredentials)
     }

@@ -73,13 +73,20 @@ impl Rule {
             return false;
         }
         if a.resource_request {
-            let combined = if a.subresource.is_empty() { a.resource.to_string() } else { format!("{}/{}", a.resource, a.subresource) };
-            has(self.api_groups, a.api_group) && self.resources.iter().any(|r| *r == "*" || *r == combined)
+            let combined = if a.subresource.is_empty() {
+                a.resource.to_string()
+            } else {
+                format!("{}/{}", a.resource, a.subresource)
+            };
+            has(self.api_groups, a.api_group)
+                && self.resources.iter().any(|r| *r == "*" || *r == combined)
         } else {
-            self.non_resource_urls.iter().any(|u| match u.strip_suffix('*') {
-                Some(prefix) => a.path.starts_with(prefix),
-                None => *u == a.path,
-            })
+            self.non_resource_urls
+                .iter()
+                .any(|u| match u.strip_suffix('*') {
+                    Some(prefix) => a.path.starts_with(prefix),
+                    None => *u == a.path,
+                })
         }
     }
 }
@@ -98,7 +105,19 @@ const AUTHENTICATED: &[Rule] = &[
         verbs: &["get"],
         api_groups: &[],
         resources: &[],
-        non_resource_urls: &["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*", "/readyz", "/version", "/version/"],
+        non_resource_urls: &[
+            "/api",
+            "/api/*",
+            "/apis",
+            "/apis/*",
+            "/healthz",
+            "/livez",
+            "/openapi",
+            "/openapi/*",
+            "/readyz",
+            "/version",
+            "/version/",
+        ],
     },
     Rule {
         verbs: &["create"],
@@ -121,14 +140,18 @@ pub struct BootstrapPolicy;
 
 impl Authorizer for BootstrapPolicy {
     fn authorize(&self, a: &Attributes<'_>) -> Decision {
-        let Some(user) = a.user else { return Decision::NoOpinion };
+        let Some(user) = a.user else {
+            return Decision::NoOpinion;
+        };
         if user.in_group(MASTERS_GROUP) {
             return Decision::Allow(format!("user is in group {MASTERS_GROUP:?}"));
         }
         if (user.in_group(AUTHENTICATED_GROUP) || user.in_group(UNAUTHENTICATED_GROUP))
             && PUBLIC_INFO_VIEWER.iter().any(|r| r.matches(a))
         {
-            return Decision::Allow("allowed by ClusterRoleBinding \"system:public-info-viewer\"".into());
+            return Decision::Allow(
+                "allowed by ClusterRoleBinding \"system:public-info-viewer\"".into(),
+            );
         }
         if user.in_group(AUTHENTICATED_GROUP) && AUTHENTICATED.iter().any(|r| r.matches(a)) {
             return Decision::Allow("allowed by ClusterRoleBinding \"system:discovery\"".into());
@@ -159,8 +182,15 @@ pub fn forbidden_message(a: &Attributes<'_>) -> String {
     if !a.resource_request {
         return format!("User {user:?} cannot {} path {:?}", a.verb, a.path);
     }
-    let resource = if a.subresource.is_empty() { a.resource.to_string() } else { format!("{}/{}", a.resource, a.subresource) };
-    let mut msg = format!("User {user:?} cannot {} resource {resource:?} in API group {:?}", a.verb, a.api_group);
+    let resource = if a.subresource.is_empty() {
+        a.resource.to_string()
+    } else {
+        format!("{}/{}", a.resource, a.subresource)
+    };
+    let mut msg = format!(
+        "User {user:?} cannot {} resource {resource:?} in API group {:?}",
+        a.verb, a.api_group
+    );
     if a.namespace.is_empty() {
         msg.push_str(" at the cluster scope");
     } else {
@@ -174,28 +204,70 @@ mod tests {
     use super::*;
 
     fn user(name: &str, groups: &[&str]) -> UserInfo {
-        UserInfo { name: name.into(), groups: groups.iter().map(|s| s.to_string()).collect(), ..Default::default() }
+        UserInfo {
+            name: name.into(),
+            groups: groups.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        }
     }
 
     #[test]
     fn anonymous_sees_only_public_info() {
         let anon = UserInfo::anonymous();
-        let path = |p: &'static str| Attributes { user: Some(&anon), verb: "get", path: p, ..Default::default() };
-        assert!(matches!(BootstrapPolicy.authorize(&path("/readyz")), Decision::Allow(_)));
-        assert!(matches!(BootstrapPolicy.authorize(&path("/version")), Decision::Allow(_)));
-        assert_eq!(BootstrapPolicy.authorize(&path("/api")), Decision::NoOpinion);
-        assert_eq!(BootstrapPolicy.authorize(&path("/metrics")), Decision::NoOpinion);
+        let path = |p: &'static str| Attributes {
+            user: Some(&anon),
+            verb: "get",
+            path: p,
+            ..Default::default()
+        };
+        assert!(matches!(
+            BootstrapPolicy.authorize(&path("/readyz")),
+            Decision::Allow(_)
+        ));
+        assert!(matches!(
+            BootstrapPolicy.authorize(&path("/version")),
+            Decision::Allow(_)
+        ));
+        assert_eq!(
+            BootstrapPolicy.authorize(&path("/api")),
+            Decision::NoOpinion
+        );
+        assert_eq!(
+            BootstrapPolicy.authorize(&path("/metrics")),
+            Decision::NoOpinion
+        );
     }
 
     #[test]
     fn masters_may_do_anything_others_only_discovery() {
         let admin = user("admin", &[MASTERS_GROUP, AUTHENTICATED_GROUP]);
         let bob = user("bob", &[AUTHENTICATED_GROUP]);
-        let list_pods = |u| Attributes { user: Some(u), verb: "list", resource_request: true, resource: "pods", namespace: "n", ..Default::default() };
-        assert!(matches!(BootstrapPolicy.authorize(&list_pods(&admin)), Decision::Allow(_)));
-        assert_eq!(BootstrapPolicy.authorize(&list_pods(&bob)), Decision::NoOpinion);
-        let disc = Attributes { user: Some(&bob), verb: "get", path: "/apis/apps/v1", ..Default::default() };
-        assert!(matches!(BootstrapPolicy.authorize(&disc), Decision::Allow(_)));
+        let list_pods = |u| Attributes {
+            user: Some(u),
+            verb: "list",
+            resource_request: true,
+            resource: "pods",
+            namespace: "n",
+            ..Default::default()
+        };
+        assert!(matches!(
+            BootstrapPolicy.authorize(&list_pods(&admin)),
+            Decision::Allow(_)
+        ));
+        assert_eq!(
+            BootstrapPolicy.authorize(&list_pods(&bob)),
+            Decision::NoOpinion
+        );
+        let disc = Attributes {
+            user: Some(&bob),
+            verb: "get",
+            path: "/apis/apps/v1",
+            ..Default::default()
+        };
+        assert!(matches!(
+            BootstrapPolicy.authorize(&disc),
+            Decision::Allow(_)
+        ));
         assert_eq!(
             forbidden_message(&list_pods(&bob)),
             "User \"bob\" cannot list resource \"pods\" in API group \"\" in the namespace \"n\""

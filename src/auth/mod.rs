@@ -27,7 +27,11 @@ pub const MASTERS_GROUP: &str = "system:masters";
 
 impl UserInfo {
     pub fn anonymous() -> Self {
-        UserInfo { name: ANONYMOUS_USER.into(), groups: vec![UNAUTHENTICATED_GROUP.into()], ..Default::default() }
+        UserInfo {
+            name: ANONYMOUS_USER.into(),
+            groups: vec![UNAUTHENTICATED_GROUP.into()],
+            ..Default::default()
+        }
     }
 
     /// Every authenticated user is in `system:authenticated`, as upstream adds it.

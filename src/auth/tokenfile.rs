@@ -32,11 +32,22 @@ impl TokenFile {
             }
             let groups = fields
                 .get(3)
-                .map(|g| g.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
+                .map(|g| {
+                    g.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(String::from)
+                        .collect()
+                })
                 .unwrap_or_default();
             users.insert(
                 fields[0].clone(),
-                UserInfo { name: fields[1].clone(), uid: fields[2].clone(), groups, ..Default::default() },
+                UserInfo {
+                    name: fields[1].clone(),
+                    uid: fields[2].clone(),
+                    groups,
+                    ..Default::default()
+                },
             );
         }
         Ok(TokenFile { users })

@@ -42,34 +42,59 @@ impl ClientCertAuthority {
                 roots.add(der).map_err(|e| format!("CA certificate: {e}"))?;
             }
         }
-        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), crate::crypto_provider())
-            .allow_unauthenticated()
-            .build()
-            .map_err(|e| format!("client CA: {e}"))?;
+        let verifier =
+            WebPkiClientVerifier::builder_with_provider(Arc::new(roots), crate::crypto_provider())
+                .allow_unauthenticated()
+                .build()
+                .map_err(|e| format!("client CA: {e}"))?;
         Ok(ClientCertAuthority { verifier })
     }
 
     /// The TLS-side verifier that requests but does not require trust.
     pub fn tls_verifier(&self) -> Arc<dyn ClientCertVerifier> {
-        Arc::new(RequestClientCert { inner: self.verifier.clone() })
+        Arc::new(RequestClientCert {
+            inner: self.verifier.clone(),
+        })
     }
 
     /// CN is the user, each O a group, as upstream's x509 authenticator maps them.
     pub fn identify(&self, chain: &[CertificateDer<'_>]) -> Option<ClientCertIdentity> {
         let (end, intermediates) = chain.split_first()?;
-        if let Err(e) = self.verifier.verify_client_cert(end, intermediates, UnixTime::now()) {
-            return Some(ClientCertIdentity::Rejected(format!("certificate signed by unknown authority or invalid: {e}")));
+        if let Err(e) = self
+            .verifier
+            .verify_client_cert(end, intermediates, UnixTime::now())
+        {
+            return Some(ClientCertIdentity::Rejected(format!(
+                "certificate signed by unknown authority or invalid: {e}"
+            )));
         }
         let Ok((_, cert)) = x509_parser::parse_x509_certificate(end.as_ref()) else {
-            return Some(ClientCertIdentity::Rejected("unparseable certificate".into()));
+            return Some(ClientCertIdentity::Rejected(
+                "unparseable certificate".into(),
+            ));
         };
         let subject = cert.subject();
-        let name = subject.iter_common_name().next().and_then(|cn| cn.as_str().ok()).unwrap_or("").to_string();
+        let name = subject
+            .iter_common_name()
+            .next()
+            .and_then(|cn| cn.as_str().ok())
+            .unwrap_or("")
+            .to_string();
         if name.is_empty() {
-            return Some(ClientCertIdentity::Rejected("certificate has no common name".into()));
+            return Some(ClientCertIdentity::Rejected(
+                "certificate has no common name".into(),
+            ));
         }
-        let groups = subject.iter_organization().filter_map(|o| o.as_str().ok()).map(String::from).collect();
-        Some(ClientCertIdentity::Verified(UserInfo { name, groups, ..Default::default() }))
+        let groups = subject
+            .iter_organization()
+            .filter_map(|o| o.as_str().ok())
+            .map(String::from)
+            .collect();
+        Some(ClientCertIdentity::Verified(UserInfo {
+            name,
+            groups,
+            ..Default::default()
+        }))
     }
 }
 

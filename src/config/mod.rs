@@ -111,12 +111,21 @@ pub struct PortRange {
 
 fn parse_port_range(s: &str) -> Result<PortRange, String> {
     let (a, b) = s.split_once('-').unwrap_or((s, s));
-    let lo: u16 = a.trim().parse().map_err(|_| format!("{s:?} is not a port range like 30000-32767"))?;
-    let hi: u16 = b.trim().parse().map_err(|_| format!("{s:?} is not a port range like 30000-32767"))?;
+    let lo: u16 = a
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a port range like 30000-32767"))?;
+    let hi: u16 = b
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a port range like 30000-32767"))?;
     if hi < lo || lo == 0 {
         return Err(format!("{s:?} is not a valid port range"));
     }
-    Ok(PortRange { base: lo, size: hi - lo + 1 })
+    Ok(PortRange {
+        base: lo,
+        size: hi - lo + 1,
+    })
 }
 
 fn parse_service_cidr(s: &str) -> Result<IpNet, String> {
@@ -124,10 +133,15 @@ fn parse_service_cidr(s: &str) -> Result<IpNet, String> {
     // Upstream needs room for at least the kubernetes service and one more.
     let host_bits = net.max_prefix_len() - net.prefix_len();
     if host_bits < 2 {
-        return Err(format!("{s:?} is too small: it must hold at least 4 addresses"));
+        return Err(format!(
+            "{s:?} is too small: it must hold at least 4 addresses"
+        ));
     }
     if net.network() != net.addr() {
-        return Err(format!("{s:?} has host bits set; did you mean {}?", net.trunc()));
+        return Err(format!(
+            "{s:?} has host bits set; did you mean {}?",
+            net.trunc()
+        ));
     }
     Ok(net)
 }
@@ -143,7 +157,9 @@ fn parse_positive_duration(s: &str) -> Result<Duration, String> {
 /// Where the store lives.
 #[derive(Debug, Clone)]
 pub enum StorageBackend {
-    Embedded { dir: PathBuf },
+    Embedded {
+        dir: PathBuf,
+    },
     Etcd {
         endpoints: Vec<String>,
         ca_file: Option<PathBuf>,
@@ -200,10 +216,17 @@ impl ServeOptions {
         };
         let prefix = self.etcd_prefix.trim_end_matches('/').to_string();
         if !prefix.starts_with('/') {
-            return Err(FlagError { flag: "etcd-prefix", message: format!("{:?} must start with /", self.etcd_prefix) });
+            return Err(FlagError {
+                flag: "etcd-prefix",
+                message: format!("{:?} must start with /", self.etcd_prefix),
+            });
         }
-        let endpoints: Vec<String> =
-            self.etcd_servers.into_iter().map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+        let endpoints: Vec<String> = self
+            .etcd_servers
+            .into_iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
         for e in &endpoints {
             if !(e.starts_with("http://") || e.starts_with("https://")) {
                 return Err(FlagError {
@@ -213,7 +236,9 @@ impl ServeOptions {
             }
         }
         let storage = if endpoints.is_empty() {
-            StorageBackend::Embedded { dir: data_dir.join("store") }
+            StorageBackend::Embedded {
+                dir: data_dir.join("store"),
+            }
         } else {
             StorageBackend::Etcd {
                 endpoints,
@@ -224,10 +249,16 @@ impl ServeOptions {
         };
         for (flag, value) in [
             ("max-requests-inflight", self.max_requests_inflight),
-            ("max-mutating-requests-inflight", self.max_mutating_requests_inflight),
+            (
+                "max-mutating-requests-inflight",
+                self.max_mutating_requests_inflight,
+            ),
         ] {
             if value == 0 {
-                return Err(FlagError { flag, message: "must be at least 1".into() });
+                return Err(FlagError {
+                    flag,
+                    message: "must be at least 1".into(),
+                });
             }
         }
         for (flag, file) in [
@@ -238,7 +269,10 @@ impl ServeOptions {
         ] {
             if let Some(f) = file {
                 if !f.is_file() {
-                    return Err(FlagError { flag, message: format!("{} is not a readable file", f.display()) });
+                    return Err(FlagError {
+                        flag,
+                        message: format!("{} is not a readable file", f.display()),
+                    });
                 }
             }
         }
@@ -246,7 +280,9 @@ impl ServeOptions {
             secure_port: self.secure_port,
             bind_address: self.bind_address,
             advertise_address,
-            kubeconfig_out: self.kubeconfig_out.unwrap_or_else(|| data_dir.join("admin.kubeconfig")),
+            kubeconfig_out: self
+                .kubeconfig_out
+                .unwrap_or_else(|| data_dir.join("admin.kubeconfig")),
             cert_dir,
             data_dir,
             tls_cert_file: self.tls_cert_file.zip(self.tls_private_key_file),
@@ -270,7 +306,9 @@ impl CompletedConfig {
     pub fn first_service_ip(&self) -> IpAddr {
         match self.service_cluster_ip_range {
             IpNet::V4(n) => IpAddr::V4(Ipv4Addr::from(u32::from(n.network()).wrapping_add(1))),
-            IpNet::V6(n) => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(n.network()).wrapping_add(1))),
+            IpNet::V6(n) => IpAddr::V6(std::net::Ipv6Addr::from(
+                u128::from(n.network()).wrapping_add(1),
+            )),
         }
     }
 }
@@ -281,7 +319,13 @@ mod tests {
 
     #[test]
     fn port_ranges() {
-        assert_eq!(parse_port_range("30000-32767"), Ok(PortRange { base: 30000, size: 2768 }));
+        assert_eq!(
+            parse_port_range("30000-32767"),
+            Ok(PortRange {
+                base: 30000,
+                size: 2768
+            })
+        );
         assert!(parse_port_range("5-1").is_err());
         assert!(parse_port_range("x").is_err());
     }

@@ -31,31 +31,52 @@ pub struct Deps {
     pub root_paths: Arc<OnceLock<Vec<String>>>,
 }
 
-fn health_routes(server: GenericServer, endpoint: &'static str, checks: Arc<Vec<HealthCheck>>) -> GenericServer {
+fn health_routes(
+    server: GenericServer,
+    endpoint: &'static str,
+    checks: Arc<Vec<HealthCheck>>,
+) -> GenericServer {
     let all = checks.clone();
     server
-        .route(&format!("/{endpoint}"), &[Method::GET], move |RawQuery(q): RawQuery| {
-            let all = all.clone();
-            async move { healthz::serve_all(endpoint, &all, q.as_deref()).await }
-        })
-        .route(&format!("/{endpoint}/{{*check}}"), &[Method::GET], move |Path(name): Path<String>| {
-            let checks = checks.clone();
-            async move { healthz::serve_one(&checks, &name).await }
-        })
+        .route(
+            &format!("/{endpoint}"),
+            &[Method::GET],
+            move |RawQuery(q): RawQuery| {
+                let all = all.clone();
+                async move { healthz::serve_all(endpoint, &all, q.as_deref()).await }
+            },
+        )
+        .route(
+            &format!("/{endpoint}/{{*check}}"),
+            &[Method::GET],
+            move |Path(name): Path<String>| {
+                let checks = checks.clone();
+                async move { healthz::serve_one(&checks, &name).await }
+            },
+        )
 }
 
 pub fn server(deps: Deps) -> GenericServer {
-    let Deps { health, metrics, root_paths } = deps;
-    let mut s = GenericServer::new("kube-apiserver")
-        .route("/", &[Method::GET], move || {
-            let paths = root_paths.clone();
-            async move { Json(serde_json::json!({ "paths": paths.get().cloned().unwrap_or_default() })) }
-        })
-        .route("/version", &[Method::GET], || async { Json(version::info()) })
-        .route("/metrics", &[Method::GET], move || {
-            let m = metrics.clone();
-            async move { metrics_text(m.render()) }
-        });
+    let Deps {
+        health,
+        metrics,
+        root_paths,
+    } = deps;
+    let mut s =
+        GenericServer::new("kube-apiserver")
+            .route("/", &[Method::GET], move || {
+                let paths = root_paths.clone();
+                async move {
+                    Json(serde_json::json!({ "paths": paths.get().cloned().unwrap_or_default() }))
+                }
+            })
+            .route("/version", &[Method::GET], || async {
+                Json(version::info())
+            })
+            .route("/metrics", &[Method::GET], move || {
+                let m = metrics.clone();
+                async move { metrics_text(m.render()) }
+            });
     s = health_routes(s, "healthz", health.healthz);
     s = health_routes(s, "livez", health.livez);
     health_routes(s, "readyz", health.readyz)
@@ -63,7 +84,9 @@ pub fn server(deps: Deps) -> GenericServer {
 
 fn metrics_text(body: String) -> Response {
     let mut r = body.into_response();
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+    );
     r
 }

@@ -30,6 +30,9 @@ pub fn write_admin_kubeconfig(path: &Path, pki: &Pki, server: &str) -> Result<()
             ("client_key_data", &b64(&pki.admin.key_pem)),
         ],
     )
-    .map_err(|message| PkiError::Invalid { path: path.to_path_buf(), message })?;
+    .map_err(|message| PkiError::Invalid {
+        path: path.to_path_buf(),
+        message,
+    })?;
     write_file(path, &text, true)
 }

@@ -13,8 +13,8 @@ use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 
 use rcgen::{
-    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
-    KeyPair, KeyUsagePurpose, SanType,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, ExtendedKeyUsagePurpose, IsCa,
+    Issuer, KeyPair, KeyUsagePurpose, SanType,
 };
 use time::{Duration, OffsetDateTime};
 
@@ -26,15 +26,24 @@ const RENEW_BEFORE_DAYS: i64 = 7;
 #[derive(Debug, thiserror::Error)]
 pub enum PkiError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
     #[error("generating {what}: {source}")]
-    Generate { what: &'static str, source: rcgen::Error },
+    Generate {
+        what: &'static str,
+        source: rcgen::Error,
+    },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PkiError + '_ {
-    move |source| PkiError::Io { path: path.to_path_buf(), source }
+    move |source| PkiError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// A certificate and key as PEM, with the files they live in.
@@ -78,10 +87,16 @@ impl ServingNames {
     /// kube-apiserver's set: loopback names, the advertise address, the first
     /// service IP and the in-cluster names of the `kubernetes` Service.
     pub fn standard(advertise: IpAddr, first_service_ip: IpAddr) -> Self {
-        let dns = ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let dns = [
+            "localhost",
+            "kubernetes",
+            "kubernetes.default",
+            "kubernetes.default.svc",
+            "kubernetes.default.svc.cluster.local",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let mut ips = vec![
             IpAddr::V4(std::net::Ipv4Addr::LOCALHOST),
             IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
@@ -122,7 +137,11 @@ fn ca_params(cn: &str) -> CertificateParams {
     let mut p = CertificateParams::default();
     p.distinguished_name = dn(cn, &[]);
     p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    p.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
+    p.key_usages = vec![
+        KeyUsagePurpose::KeyCertSign,
+        KeyUsagePurpose::CrlSign,
+        KeyUsagePurpose::DigitalSignature,
+    ];
     validity(&mut p, CA_VALIDITY_DAYS);
     p
 }
@@ -130,7 +149,10 @@ fn ca_params(cn: &str) -> CertificateParams {
 fn client_params(cn: &str, orgs: &[&str]) -> CertificateParams {
     let mut p = CertificateParams::default();
     p.distinguished_name = dn(cn, orgs);
-    p.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+    p.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
     p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     validity(&mut p, LEAF_VALIDITY_DAYS);
     p
@@ -145,7 +167,10 @@ fn serving_params(names: &ServingNames) -> CertificateParams {
         .filter_map(|d| d.clone().try_into().ok().map(SanType::DnsName))
         .chain(names.ips.iter().map(|ip| SanType::IpAddress(*ip)))
         .collect();
-    p.key_usages = vec![KeyUsagePurpose::DigitalSignature, KeyUsagePurpose::KeyEncipherment];
+    p.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::KeyEncipherment,
+    ];
     p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
     validity(&mut p, LEAF_VALIDITY_DAYS);
     p
@@ -206,13 +231,23 @@ fn parse_cert(pem_text: &str) -> Option<Parsed> {
     }
     sans.sort();
     sans.dedup();
-    Some(Parsed { not_after: cert.validity().not_after.timestamp(), sans, der: pem.contents.clone() })
+    Some(Parsed {
+        not_after: cert.validity().not_after.timestamp(),
+        sans,
+        der: pem.contents.clone(),
+    })
 }
 
 fn signed_by(leaf_der: &[u8], ca_pem: &str) -> bool {
-    let Ok((_, ca_pem)) = x509_parser::pem::parse_x509_pem(ca_pem.as_bytes()) else { return false };
-    let Ok((_, ca)) = x509_parser::parse_x509_certificate(&ca_pem.contents) else { return false };
-    let Ok((_, leaf)) = x509_parser::parse_x509_certificate(leaf_der) else { return false };
+    let Ok((_, ca_pem)) = x509_parser::pem::parse_x509_pem(ca_pem.as_bytes()) else {
+        return false;
+    };
+    let Ok((_, ca)) = x509_parser::parse_x509_certificate(&ca_pem.contents) else {
+        return false;
+    };
+    let Ok((_, leaf)) = x509_parser::parse_x509_certificate(leaf_der) else {
+        return false;
+    };
     leaf.verify_signature(Some(ca.public_key())).is_ok()
 }
 
@@ -227,15 +262,28 @@ struct Store<'a> {
 
 impl Store<'_> {
     fn paths(&self, name: &str) -> (PathBuf, PathBuf) {
-        (self.dir.join(format!("{name}.crt")), self.dir.join(format!("{name}.key")))
+        (
+            self.dir.join(format!("{name}.crt")),
+            self.dir.join(format!("{name}.key")),
+        )
     }
 
-    fn save(&mut self, name: &'static str, cert_pem: String, key_pem: String) -> Result<CertKey, PkiError> {
+    fn save(
+        &mut self,
+        name: &'static str,
+        cert_pem: String,
+        key_pem: String,
+    ) -> Result<CertKey, PkiError> {
         let (cert_path, key_path) = self.paths(name);
         write_file(&key_path, &key_pem, true)?;
         write_file(&cert_path, &cert_pem, false)?;
         self.generated.push(name);
-        Ok(CertKey { cert_pem, key_pem, cert_path, key_path })
+        Ok(CertKey {
+            cert_pem,
+            key_pem,
+            cert_path,
+            key_path,
+        })
     }
 
     fn ca(&mut self, name: &'static str, cn: &str) -> Result<(CertKey, Outcome), PkiError> {
@@ -243,13 +291,27 @@ impl Store<'_> {
             if let Some(p) = parse_cert(&cert) {
                 if still_valid(&p, RENEW_BEFORE_DAYS) && KeyPair::from_pem(&key).is_ok() {
                     let (cert_path, key_path) = self.paths(name);
-                    return Ok((CertKey { cert_pem: cert, key_pem: key, cert_path, key_path }, Outcome::Reused));
+                    return Ok((
+                        CertKey {
+                            cert_pem: cert,
+                            key_pem: key,
+                            cert_path,
+                            key_path,
+                        },
+                        Outcome::Reused,
+                    ));
                 }
             }
         }
-        let key = KeyPair::generate().map_err(|source| PkiError::Generate { what: name, source })?;
-        let cert = ca_params(cn).self_signed(&key).map_err(|source| PkiError::Generate { what: name, source })?;
-        Ok((self.save(name, cert.pem(), key.serialize_pem())?, Outcome::Generated))
+        let key =
+            KeyPair::generate().map_err(|source| PkiError::Generate { what: name, source })?;
+        let cert = ca_params(cn)
+            .self_signed(&key)
+            .map_err(|source| PkiError::Generate { what: name, source })?;
+        Ok((
+            self.save(name, cert.pem(), key.serialize_pem())?,
+            Outcome::Generated,
+        ))
     }
 
     fn leaf(
@@ -262,9 +324,18 @@ impl Store<'_> {
         if let Some((cert, key)) = read_pair(self.dir, name) {
             if let Some(p) = parse_cert(&cert) {
                 let names_ok = want_sans.as_ref().is_none_or(|w| *w == p.sans);
-                if names_ok && still_valid(&p, RENEW_BEFORE_DAYS) && signed_by(&p.der, &ca.cert_pem) && KeyPair::from_pem(&key).is_ok() {
+                if names_ok
+                    && still_valid(&p, RENEW_BEFORE_DAYS)
+                    && signed_by(&p.der, &ca.cert_pem)
+                    && KeyPair::from_pem(&key).is_ok()
+                {
                     let (cert_path, key_path) = self.paths(name);
-                    return Ok(CertKey { cert_pem: cert, key_pem: key, cert_path, key_path });
+                    return Ok(CertKey {
+                        cert_pem: cert,
+                        key_pem: key,
+                        cert_path,
+                        key_path,
+                    });
                 }
             }
         }
@@ -281,13 +352,30 @@ impl Pki {
     /// Loads what is in `dir` and makes whatever is missing or stale.
     pub fn ensure(dir: &Path, names: &ServingNames) -> Result<Pki, PkiError> {
         fs::create_dir_all(dir).map_err(io_err(dir))?;
-        let mut store = Store { dir, generated: Vec::new() };
+        let mut store = Store {
+            dir,
+            generated: Vec::new(),
+        };
         let (ca, _) = store.ca("ca", "kapi-ca")?;
-        let serving = store.leaf("apiserver", &ca, serving_params(names), Some(names.san_strings()))?;
-        let admin = store.leaf("admin", &ca, client_params("kubernetes-admin", &["system:masters"]), None)?;
+        let serving = store.leaf(
+            "apiserver",
+            &ca,
+            serving_params(names),
+            Some(names.san_strings()),
+        )?;
+        let admin = store.leaf(
+            "admin",
+            &ca,
+            client_params("kubernetes-admin", &["system:masters"]),
+            None,
+        )?;
         let (front_proxy_ca, _) = store.ca("front-proxy-ca", "kapi-front-proxy-ca")?;
-        let front_proxy_client =
-            store.leaf("front-proxy-client", &front_proxy_ca, client_params("front-proxy-client", &[]), None)?;
+        let front_proxy_client = store.leaf(
+            "front-proxy-client",
+            &front_proxy_ca,
+            client_params("front-proxy-client", &[]),
+            None,
+        )?;
         let (sa_key, sa_pub) = service_account_key(&mut store)?;
         Ok(Pki {
             ca,
@@ -318,7 +406,9 @@ fn service_account_key(store: &mut Store<'_>) -> Result<(String, String), PkiErr
             Err(e) => {
                 return Err(PkiError::Invalid {
                     path: key_path,
-                    message: format!("not a usable private key ({e}); remove it to let kapi make a new one"),
+                    message: format!(
+                        "not a usable private key ({e}); remove it to let kapi make a new one"
+                    ),
                 })
             }
         }
@@ -337,7 +427,10 @@ mod tests {
     use std::net::Ipv4Addr;
 
     fn names(ip: [u8; 4]) -> ServingNames {
-        ServingNames::standard(IpAddr::V4(Ipv4Addr::from(ip)), IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)))
+        ServingNames::standard(
+            IpAddr::V4(Ipv4Addr::from(ip)),
+            IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)),
+        )
     }
 
     #[test]
@@ -346,7 +439,11 @@ mod tests {
         let first = Pki::ensure(dir.path(), &names([127, 0, 0, 1])).expect("first");
         assert!(first.generated.contains(&"apiserver"));
         let again = Pki::ensure(dir.path(), &names([127, 0, 0, 1])).expect("again");
-        assert!(again.generated.is_empty(), "nothing to regenerate: {:?}", again.generated);
+        assert!(
+            again.generated.is_empty(),
+            "nothing to regenerate: {:?}",
+            again.generated
+        );
         assert_eq!(again.serving.cert_pem, first.serving.cert_pem);
         let changed = Pki::ensure(dir.path(), &names([192, 0, 2, 7])).expect("changed");
         assert_eq!(changed.generated, vec!["apiserver"]);
@@ -361,8 +458,19 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().expect("tempdir");
         Pki::ensure(dir.path(), &names([127, 0, 0, 1])).expect("ensure");
-        for key in ["ca.key", "apiserver.key", "admin.key", "front-proxy-ca.key", "front-proxy-client.key", "sa.key"] {
-            let mode = fs::metadata(dir.path().join(key)).expect(key).permissions().mode() & 0o777;
+        for key in [
+            "ca.key",
+            "apiserver.key",
+            "admin.key",
+            "front-proxy-ca.key",
+            "front-proxy-client.key",
+            "sa.key",
+        ] {
+            let mode = fs::metadata(dir.path().join(key))
+                .expect(key)
+                .permissions()
+                .mode()
+                & 0o777;
             assert_eq!(mode, 0o600, "{key}");
         }
     }
@@ -373,6 +481,10 @@ mod tests {
         Pki::ensure(dir.path(), &names([127, 0, 0, 1])).expect("first");
         fs::remove_file(dir.path().join("ca.crt")).expect("rm");
         let again = Pki::ensure(dir.path(), &names([127, 0, 0, 1])).expect("again");
-        assert!(again.generated.contains(&"ca") && again.generated.contains(&"apiserver") && again.generated.contains(&"admin"));
+        assert!(
+            again.generated.contains(&"ca")
+                && again.generated.contains(&"apiserver")
+                && again.generated.contains(&"admin")
+        );
     }
 }

@@ -59,7 +59,10 @@ fn method_filter(m: &Method) -> Option<MethodFilter> {
 
 impl GenericServer {
     pub fn new(name: &'static str) -> Self {
-        GenericServer { name, routes: Vec::new() }
+        GenericServer {
+            name,
+            routes: Vec::new(),
+        }
     }
 
     /// Adds a non-resource route. `path` uses axum's syntax (`/readyz/{*check}`).
@@ -75,7 +78,11 @@ impl GenericServer {
             }
         }
         let mr = mr.fallback(|| async { ApiError::method_not_allowed() });
-        self.routes.push(Route { path: path.to_string(), methods: methods.to_vec(), handler: mr });
+        self.routes.push(Route {
+            path: path.to_string(),
+            methods: methods.to_vec(),
+            handler: mr,
+        });
         self
     }
 
@@ -95,7 +102,10 @@ impl GenericServer {
 
     /// The paths this server lists at `/`.
     pub fn listed_paths(&self) -> Vec<String> {
-        self.routes.iter().map(|r| r.path.split("/{").next().unwrap_or(&r.path).to_string()).collect()
+        self.routes
+            .iter()
+            .map(|r| r.path.split("/{").next().unwrap_or(&r.path).to_string())
+            .collect()
     }
 
     /// This server's router, passing what it does not own to `delegate`.
@@ -117,7 +127,11 @@ pub fn not_found(served: ServedGroupVersion) -> Router {
     Router::new().fallback(move |req: Request| {
         let served = served.clone();
         async move {
-            let info = req.extensions().get::<Arc<RequestInfo>>().cloned().unwrap_or_default();
+            let info = req
+                .extensions()
+                .get::<Arc<RequestInfo>>()
+                .cloned()
+                .unwrap_or_default();
             if info.is_resource_request && served(&info.api_group, &info.api_version) {
                 return ApiError::resource_not_found().into_response();
             }
@@ -128,7 +142,13 @@ pub fn not_found(served: ServedGroupVersion) -> Router {
 
 pub fn page_not_found() -> Response {
     let mut r = (StatusCode::NOT_FOUND, "404 page not found\n").into_response();
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
-    r.headers_mut().insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r.headers_mut().insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
     r
 }

@@ -34,7 +34,13 @@ pub struct ConnInfo {
 /// Where audit events would go; `--audit-log-path` plugs in here.
 pub trait AuditSink: Send + Sync + std::fmt::Debug {
     fn request_received(&self, audit_id: &str, info: &RequestInfo, user: &Authenticated);
-    fn response_complete(&self, audit_id: &str, info: &RequestInfo, user: &Authenticated, code: u16);
+    fn response_complete(
+        &self,
+        audit_id: &str,
+        info: &RequestInfo,
+        user: &Authenticated,
+        code: u16,
+    );
 }
 
 /// Shared by every filter.
@@ -74,7 +80,8 @@ async fn panic_recovery(req: Request, next: Next) -> Response {
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
             tracing::error!(request = %what, panic = %msg, "handler panicked");
-            ApiError::internal(format!("the server panicked while handling {what:?}")).into_response()
+            ApiError::internal(format!("the server panicked while handling {what:?}"))
+                .into_response()
         }
     };
     // upstream's WithCacheControl: API responses are never cached by intermediaries.
@@ -91,7 +98,10 @@ async fn request_info(mut req: Request, next: Next) -> Response {
 }
 
 fn info_of(req: &Request) -> Arc<RequestInfo> {
-    req.extensions().get::<Arc<RequestInfo>>().cloned().unwrap_or_default()
+    req.extensions()
+        .get::<Arc<RequestInfo>>()
+        .cloned()
+        .unwrap_or_default()
 }
 
 fn metric_verb(info: &RequestInfo, req: &Request) -> String {
@@ -135,9 +145,17 @@ async fn metrics(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> 
     let resp = next.run(req).await;
     if !info.is_resource_request {
         // Bounded cardinality: paths nobody serves are counted together.
-        labels.subresource = if resp.status() == http::StatusCode::NOT_FOUND { "other".into() } else { info.path.clone() };
+        labels.subresource = if resp.status() == http::StatusCode::NOT_FOUND {
+            "other".into()
+        } else {
+            info.path.clone()
+        };
     }
-    s.metrics.observe_request(labels, resp.status().as_u16(), start.elapsed().as_secs_f64());
+    s.metrics.observe_request(
+        labels,
+        resp.status().as_u16(),
+        start.elapsed().as_secs_f64(),
+    );
     resp
 }
 
@@ -146,7 +164,11 @@ async fn max_in_flight(State(s): State<Arc<ChainState>>, req: Request, next: Nex
     if info.is_long_running() {
         return next.run(req).await;
     }
-    let pool = if info.is_mutating() { &s.mutating_inflight } else { &s.readonly_inflight };
+    let pool = if info.is_mutating() {
+        &s.mutating_inflight
+    } else {
+        &s.readonly_inflight
+    };
     let Ok(_permit) = pool.try_acquire() else {
         return ApiError::too_many_requests(1).into_response();
     };
@@ -154,16 +176,31 @@ async fn max_in_flight(State(s): State<Arc<ChainState>>, req: Request, next: Nex
 }
 
 fn bearer_token(req: &Request) -> Option<String> {
-    let value = req.headers().get(header::AUTHORIZATION)?.to_str().ok()?.trim();
+    let value = req
+        .headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .trim();
     let (scheme, token) = value.split_once(' ')?;
     let token = token.trim();
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_string())
 }
 
-async fn authentication(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -> Response {
+async fn authentication(
+    State(s): State<Arc<ChainState>>,
+    mut req: Request,
+    next: Next,
+) -> Response {
     let token = bearer_token(&req);
-    let cert = req.extensions().get::<ConnInfo>().and_then(|c| c.client_cert.clone());
-    let creds = Credentials { client_cert: cert.as_ref(), bearer_token: token.as_deref() };
+    let cert = req
+        .extensions()
+        .get::<ConnInfo>()
+        .and_then(|c| c.client_cert.clone());
+    let creds = Credentials {
+        client_cert: cert.as_ref(),
+        bearer_token: token.as_deref(),
+    };
     match s.authenticator.authenticate(&creds) {
         Ok(user) => {
             // Credentials stop here; nothing behind the filter needs them.
@@ -224,8 +261,13 @@ async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Nex
         Decision::Deny(_) | Decision::NoOpinion => {
             let why = forbidden_message(&attrs);
             let err = if info.is_resource_request {
-                let qualified = crate::api::status::qualified_resource(&info.api_group, &info.resource);
-                let head = if info.name.is_empty() { format!("{qualified} is forbidden") } else { format!("{qualified} {:?} is forbidden", info.name) };
+                let qualified =
+                    crate::api::status::qualified_resource(&info.api_group, &info.resource);
+                let head = if info.name.is_empty() {
+                    format!("{qualified} is forbidden")
+                } else {
+                    format!("{qualified} {:?} is forbidden", info.name)
+                };
                 ApiError::forbidden(format!("{head}: {why}")).with_details(Some(
                     k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
                         name: (!info.name.is_empty()).then(|| info.name.clone()),
@@ -249,14 +291,18 @@ async fn timeout(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> 
         return next.run(req).await;
     }
     let mut limit = s.request_timeout;
-    if let Some(asked) = query_value(req.uri().query(), "timeout").and_then(|t| crate::config::duration::parse(&t).ok()) {
+    if let Some(asked) = query_value(req.uri().query(), "timeout")
+        .and_then(|t| crate::config::duration::parse(&t).ok())
+    {
         if !asked.is_zero() && asked < limit {
             limit = asked;
         }
     }
     match tokio::time::timeout(limit, next.run(req)).await {
         Ok(resp) => resp,
-        Err(_) => ApiError::timeout("request did not complete within requested timeout - context deadline exceeded")
-            .into_response(),
+        Err(_) => ApiError::timeout(
+            "request did not complete within requested timeout - context deadline exceeded",
+        )
+        .into_response(),
     }
 }

@@ -21,7 +21,9 @@ pub struct HealthCheck {
 
 impl std::fmt::Debug for HealthCheck {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("HealthCheck").field("name", &self.name).finish()
+        f.debug_struct("HealthCheck")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -31,7 +33,10 @@ impl HealthCheck {
         F: Fn() -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), String>> + Send + 'static,
     {
-        HealthCheck { name: name.into(), check: Arc::new(move || Box::pin(f())) }
+        HealthCheck {
+            name: name.into(),
+            check: Arc::new(move || Box::pin(f())),
+        }
     }
 
     pub fn ping() -> Self {
@@ -45,8 +50,14 @@ impl HealthCheck {
 
 fn text(code: StatusCode, body: String) -> Response {
     let mut r = (code, body).into_response();
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; charset=utf-8"));
-    r.headers_mut().insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r.headers_mut().insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
     r
 }
 
@@ -84,7 +95,10 @@ pub async fn serve_all(endpoint: &str, checks: &[HealthCheck], query: Option<&st
         let mut names: Vec<_> = excluded.into_iter().collect();
         names.sort();
         let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
-        body.push_str(&format!("warn: some health checks cannot be excluded: no matches for {}\n", quoted.join(",")));
+        body.push_str(&format!(
+            "warn: some health checks cannot be excluded: no matches for {}\n",
+            quoted.join(",")
+        ));
     }
     if failed {
         body.push_str(&format!("{endpoint} check failed\n"));
@@ -103,7 +117,10 @@ pub async fn serve_one(checks: &[HealthCheck], name: &str) -> Response {
         None => text(StatusCode::NOT_FOUND, "404 page not found\n".into()),
         Some(c) => match c.run().await {
             Ok(()) => text(StatusCode::OK, "ok".into()),
-            Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("internal server error: {e}\n")),
+            Err(e) => text(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("internal server error: {e}\n"),
+            ),
         },
     }
 }
@@ -114,19 +131,31 @@ mod tests {
 
     async fn body(r: Response) -> (u16, String) {
         let code = r.status().as_u16();
-        let bytes = axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap_or_default();
+        let bytes = axum::body::to_bytes(r.into_body(), 1 << 20)
+            .await
+            .unwrap_or_default();
         (code, String::from_utf8_lossy(&bytes).into_owned())
     }
 
     #[tokio::test]
     async fn verbose_exclude_and_failure() {
-        let checks = vec![HealthCheck::ping(), HealthCheck::new("etcd", || async { Err("down".to_string()) })];
+        let checks = vec![
+            HealthCheck::ping(),
+            HealthCheck::new("etcd", || async { Err("down".to_string()) }),
+        ];
         let (code, text) = body(serve_all("readyz", &checks, None).await).await;
         assert_eq!(code, 500);
-        assert_eq!(text, "[+]ping ok\n[-]etcd failed: reason withheld\nreadyz check failed\n");
-        let (code, text) = body(serve_all("readyz", &checks, Some("verbose&exclude=etcd")).await).await;
+        assert_eq!(
+            text,
+            "[+]ping ok\n[-]etcd failed: reason withheld\nreadyz check failed\n"
+        );
+        let (code, text) =
+            body(serve_all("readyz", &checks, Some("verbose&exclude=etcd")).await).await;
         assert_eq!(code, 200);
-        assert_eq!(text, "[+]ping ok\n[+]etcd excluded: ok\nreadyz check passed\n");
+        assert_eq!(
+            text,
+            "[+]ping ok\n[+]etcd excluded: ok\nreadyz check passed\n"
+        );
         let (code, text) = body(serve_all("readyz", &checks[..1], None).await).await;
         assert_eq!((code, text.as_str()), (200, "ok"));
         let (code, _) = body(serve_one(&checks, "etcd").await).await;

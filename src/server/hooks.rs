@@ -43,7 +43,13 @@ impl PostStartHooks {
                 let done = h.done.clone();
                 HealthCheck::new(format!("poststarthook/{}", h.name), move || {
                     let finished = done.load(Ordering::Acquire);
-                    async move { if finished { Ok(()) } else { Err("not finished".to_string()) } }
+                    async move {
+                        if finished {
+                            Ok(())
+                        } else {
+                            Err("not finished".to_string())
+                        }
+                    }
                 })
             })
             .collect()

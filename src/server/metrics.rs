@@ -10,8 +10,8 @@ use parking_lot::Mutex;
 
 /// upstream's `apiserver_request_duration_seconds` buckets.
 const DURATION_BUCKETS: &[f64] = &[
-    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0, 15.0, 20.0, 30.0,
-    45.0, 60.0,
+    0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0,
+    10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
 ];
 
 /// The labels upstream attaches to request metrics (code only on the counter).
@@ -47,7 +47,9 @@ pub struct Metrics {
 }
 
 fn escape(v: &str) -> String {
-    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+    v.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
 }
 
 fn write_labels(out: &mut String, l: &RequestLabels, code: Option<u16>) {
@@ -88,7 +90,10 @@ impl Metrics {
 
     /// `apiserver_storage_objects{resource=...}`.
     pub fn set_storage_objects(&self, resource: &str, count: i64) {
-        self.inner.lock().storage_objects.insert(resource.to_string(), count);
+        self.inner
+            .lock()
+            .storage_objects
+            .insert(resource.to_string(), count);
     }
 
     pub fn render(&self) -> String {
@@ -122,7 +127,11 @@ impl Metrics {
         out.push_str("# HELP apiserver_storage_objects [STABLE] Number of stored objects at the time of last check split by kind.\n");
         out.push_str("# TYPE apiserver_storage_objects gauge\n");
         for (resource, n) in &inner.storage_objects {
-            let _ = writeln!(out, "apiserver_storage_objects{{resource=\"{}\"}} {n}", escape(resource));
+            let _ = writeln!(
+                out,
+                "apiserver_storage_objects{{resource=\"{}\"}} {n}",
+                escape(resource)
+            );
         }
         out
     }
@@ -135,7 +144,11 @@ mod tests {
     #[test]
     fn counts_and_buckets() {
         let m = Metrics::default();
-        let l = RequestLabels { verb: "GET".into(), subresource: "/readyz".into(), ..Default::default() };
+        let l = RequestLabels {
+            verb: "GET".into(),
+            subresource: "/readyz".into(),
+            ..Default::default()
+        };
         m.observe_request(l.clone(), 200, 0.001);
         m.observe_request(l, 200, 0.3);
         let text = m.render();

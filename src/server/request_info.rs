@@ -48,7 +48,10 @@ pub fn percent_decode(s: &str) -> String {
         match bytes[i] {
             b'+' => out.push(b' '),
             b'%' if i + 2 < bytes.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                match u8::from_str_radix(
+                    std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"),
+                    16,
+                ) {
                     Ok(b) => {
                         out.push(b);
                         i += 2;
@@ -70,8 +73,14 @@ impl RequestInfo {
             verb: method.as_str().to_ascii_lowercase(),
             ..Default::default()
         };
-        let segments: Vec<&str> = path.trim_matches('/').split('/').filter(|s| !s.is_empty()).collect();
-        let Some((&prefix, rest)) = segments.split_first() else { return info };
+        let segments: Vec<&str> = path
+            .trim_matches('/')
+            .split('/')
+            .filter(|s| !s.is_empty())
+            .collect();
+        let Some((&prefix, rest)) = segments.split_first() else {
+            return info;
+        };
         let mut parts: Vec<&str> = match prefix {
             "api" => {
                 if rest.len() < 2 {
@@ -128,7 +137,12 @@ impl RequestInfo {
         }
 
         if info.name.is_empty() && info.verb == "get" {
-            info.verb = if query_flag(query, "watch") { "watch" } else { "list" }.into();
+            info.verb = if query_flag(query, "watch") {
+                "watch"
+            } else {
+                "list"
+            }
+            .into();
         }
         if info.name.is_empty() && info.verb == "delete" {
             info.verb = "deletecollection".into();
@@ -152,7 +166,10 @@ impl RequestInfo {
     }
 
     pub fn is_mutating(&self) -> bool {
-        matches!(self.verb.as_str(), "create" | "update" | "patch" | "delete" | "deletecollection" | "post" | "put")
+        matches!(
+            self.verb.as_str(),
+            "create" | "update" | "patch" | "delete" | "deletecollection" | "post" | "put"
+        )
     }
 
     /// The `scope` label of upstream's request metrics.
@@ -181,36 +198,84 @@ mod tests {
     fn resource_paths() {
         let i = p(Method::GET, "/api/v1/namespaces/ns/pods/web/log", None);
         assert!(i.is_resource_request);
-        assert_eq!((i.verb.as_str(), i.namespace.as_str(), i.resource.as_str(), i.name.as_str(), i.subresource.as_str()), ("get", "ns", "pods", "web", "log"));
+        assert_eq!(
+            (
+                i.verb.as_str(),
+                i.namespace.as_str(),
+                i.resource.as_str(),
+                i.name.as_str(),
+                i.subresource.as_str()
+            ),
+            ("get", "ns", "pods", "web", "log")
+        );
         assert!(i.is_long_running());
 
         let i = p(Method::GET, "/apis/apps/v1/deployments", None);
-        assert_eq!((i.verb.as_str(), i.api_group.as_str(), i.api_version.as_str(), i.resource.as_str()), ("list", "apps", "v1", "deployments"));
+        assert_eq!(
+            (
+                i.verb.as_str(),
+                i.api_group.as_str(),
+                i.api_version.as_str(),
+                i.resource.as_str()
+            ),
+            ("list", "apps", "v1", "deployments")
+        );
         assert_eq!(i.scope(), "cluster");
 
-        let i = p(Method::GET, "/apis/apps/v1/namespaces/x/deployments", Some("watch=true"));
+        let i = p(
+            Method::GET,
+            "/apis/apps/v1/namespaces/x/deployments",
+            Some("watch=true"),
+        );
         assert_eq!(i.verb, "watch");
         let i = p(Method::GET, "/api/v1/watch/namespaces/x/pods/y", None);
         assert_eq!((i.verb.as_str(), i.name.as_str()), ("watch", "y"));
         let i = p(Method::DELETE, "/api/v1/namespaces/x/pods", None);
         assert_eq!(i.verb, "deletecollection");
         let i = p(Method::POST, "/api/v1/namespaces", None);
-        assert_eq!((i.verb.as_str(), i.resource.as_str(), i.namespace.as_str()), ("create", "namespaces", ""));
+        assert_eq!(
+            (i.verb.as_str(), i.resource.as_str(), i.namespace.as_str()),
+            ("create", "namespaces", "")
+        );
     }
 
     #[test]
     fn namespace_subresources_and_names() {
         let i = p(Method::PUT, "/api/v1/namespaces/x/finalize", None);
-        assert_eq!((i.resource.as_str(), i.name.as_str(), i.subresource.as_str(), i.namespace.as_str()), ("namespaces", "x", "finalize", "x"));
+        assert_eq!(
+            (
+                i.resource.as_str(),
+                i.name.as_str(),
+                i.subresource.as_str(),
+                i.namespace.as_str()
+            ),
+            ("namespaces", "x", "finalize", "x")
+        );
         let i = p(Method::GET, "/api/v1/namespaces/x", None);
-        assert_eq!((i.verb.as_str(), i.resource.as_str(), i.name.as_str()), ("get", "namespaces", "x"));
-        let i = p(Method::GET, "/api/v1/namespaces/x/configmaps", Some("fieldSelector=metadata.name%3Dcm"));
+        assert_eq!(
+            (i.verb.as_str(), i.resource.as_str(), i.name.as_str()),
+            ("get", "namespaces", "x")
+        );
+        let i = p(
+            Method::GET,
+            "/api/v1/namespaces/x/configmaps",
+            Some("fieldSelector=metadata.name%3Dcm"),
+        );
         assert_eq!((i.verb.as_str(), i.name.as_str()), ("list", "cm"));
     }
 
     #[test]
     fn non_resource_paths() {
-        for path in ["/", "/api", "/api/v1", "/apis", "/apis/apps", "/apis/apps/v1", "/healthz", "/readyz/etcd"] {
+        for path in [
+            "/",
+            "/api",
+            "/api/v1",
+            "/apis",
+            "/apis/apps",
+            "/apis/apps/v1",
+            "/healthz",
+            "/readyz/etcd",
+        ] {
             let i = p(Method::GET, path, None);
             assert!(!i.is_resource_request, "{path}");
             assert_eq!(i.verb, "get");

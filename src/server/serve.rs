@@ -31,9 +31,14 @@ pub struct TlsServing {
 }
 
 impl TlsServing {
-    pub fn new(cert_pem: &str, key_pem: &str, client_ca: ClientCertAuthority) -> Result<Self, String> {
+    pub fn new(
+        cert_pem: &str,
+        key_pem: &str,
+        client_ca: ClientCertAuthority,
+    ) -> Result<Self, String> {
         let certs = parse_pem_certs(cert_pem)?;
-        let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes()).map_err(|e| format!("serving key: {e}"))?;
+        let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+            .map_err(|e| format!("serving key: {e}"))?;
         let provider = crate::crypto_provider();
         let mut config = ServerConfig::builder_with_provider(provider)
             .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
@@ -42,13 +47,22 @@ impl TlsServing {
             .with_single_cert(certs, key)
             .map_err(|e| format!("serving certificate: {e}"))?;
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        Ok(TlsServing { config: Arc::new(config), client_ca })
+        Ok(TlsServing {
+            config: Arc::new(config),
+            client_ca,
+        })
     }
 }
 
 /// Accepts connections until `stop` fires, then waits up to `drain` for
 /// open connections to finish their requests.
-pub async fn serve(listener: TcpListener, tls: TlsServing, app: Router, stop: CancellationToken, drain: Duration) {
+pub async fn serve(
+    listener: TcpListener,
+    tls: TlsServing,
+    app: Router,
+    stop: CancellationToken,
+    drain: Duration,
+) {
     let acceptor = TlsAcceptor::from(tls.config.clone());
     let graceful = GracefulShutdown::new();
     let mut builder = Builder::new(TokioExecutor::new());
@@ -74,29 +88,43 @@ pub async fn serve(listener: TcpListener, tls: TlsServing, app: Router, stop: Ca
         let builder = builder.clone();
         let watcher = graceful.watcher();
         tokio::spawn(async move {
-            let tls_stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
-                Ok(Ok(s)) => s,
-                Ok(Err(e)) => {
-                    tracing::debug!(%remote, error = %e, "TLS handshake failed");
-                    return;
-                }
-                Err(_) => return,
+            let tls_stream =
+                match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        tracing::debug!(%remote, error = %e, "TLS handshake failed");
+                        return;
+                    }
+                    Err(_) => return,
+                };
+            let client_cert = tls_stream
+                .get_ref()
+                .1
+                .peer_certificates()
+                .and_then(|chain| client_ca.identify(chain));
+            let conn = ConnInfo {
+                remote,
+                client_cert,
             };
-            let client_cert = tls_stream.get_ref().1.peer_certificates().and_then(|chain| client_ca.identify(chain));
-            let conn = ConnInfo { remote, client_cert };
-            let svc = hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
-                req.extensions_mut().insert(conn.clone());
-                let mut app = app.clone();
-                async move { app.call(req.map(axum::body::Body::new)).await }
-            });
-            let conn = builder.serve_connection_with_upgrades(TokioIo::new(tls_stream), svc).into_owned();
+            let svc =
+                hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+                    req.extensions_mut().insert(conn.clone());
+                    let mut app = app.clone();
+                    async move { app.call(req.map(axum::body::Body::new)).await }
+                });
+            let conn = builder
+                .serve_connection_with_upgrades(TokioIo::new(tls_stream), svc)
+                .into_owned();
             if let Err(e) = watcher.watch(conn).await {
                 tracing::trace!(%remote, error = %e, "connection ended with an error");
             }
         });
     }
     drop(listener);
-    if tokio::time::timeout(drain, graceful.shutdown()).await.is_err() {
+    if tokio::time::timeout(drain, graceful.shutdown())
+        .await
+        .is_err()
+    {
         tracing::warn!("some connections were still open after {drain:?}; closing them");
     }
 }

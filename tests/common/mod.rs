@@ -101,7 +101,9 @@ impl Kapi {
 
     pub fn client_with(&self, identity_pem: Option<&[u8]>) -> reqwest::Client {
         let ca = reqwest::Certificate::from_pem(self.pki("ca.crt").as_bytes()).expect("ca");
-        let mut b = reqwest::Client::builder().tls_certs_only([ca]).timeout(Duration::from_secs(30));
+        let mut b = reqwest::Client::builder()
+            .tls_certs_only([ca])
+            .timeout(Duration::from_secs(30));
         if let Some(pem) = identity_pem {
             b = b.identity(reqwest::Identity::from_pem(pem).expect("identity"));
         }
@@ -118,7 +120,8 @@ impl Kapi {
     /// Sends SIGTERM and waits for the exit status.
     pub fn terminate(&mut self) -> std::process::ExitStatus {
         unsafe_kill(self.child.id(), 15);
-        wait_timeout(&mut self.child, Duration::from_secs(30)).expect("kapi did not exit after SIGTERM")
+        wait_timeout(&mut self.child, Duration::from_secs(30))
+            .expect("kapi did not exit after SIGTERM")
     }
 }
 
@@ -130,7 +133,10 @@ impl Drop for Kapi {
 }
 
 pub fn unsafe_kill(pid: u32, sig: i32) {
-    let _ = Command::new("kill").arg(format!("-{sig}")).arg(pid.to_string()).status();
+    let _ = Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status();
 }
 
 pub fn wait_timeout(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
@@ -156,7 +162,10 @@ pub fn kubectl_path() -> PathBuf {
     if let Ok(entries) = std::fs::read_dir(&dir) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            if let Some(minor) = name.strip_prefix("kubectl.1.").and_then(|m| m.parse::<u32>().ok()) {
+            if let Some(minor) = name
+                .strip_prefix("kubectl.1.")
+                .and_then(|m| m.parse::<u32>().ok())
+            {
                 if best.as_ref().is_none_or(|(b, _)| minor > *b) {
                     best = Some((minor, e.path()));
                 }
@@ -167,7 +176,11 @@ pub fn kubectl_path() -> PathBuf {
 }
 
 fn which(name: &str) -> Option<PathBuf> {
-    std::env::var_os("PATH")?.to_str()?.split(':').map(|d| Path::new(d).join(name)).find(|p| p.is_file())
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
 }
 
 /// Runs a command and returns (success, stdout, stderr).
@@ -181,5 +194,8 @@ pub fn run(cmd: &mut Command) -> (bool, String, String) {
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime")
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
 }

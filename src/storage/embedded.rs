@@ -1,0 +1,773 @@
+//! The embedded backend: an MVCC key-value store on redb (an ACID B-tree
+//! database in pure Rust) with etcd's revision model.
+//!
+//! Layout: `revs` maps (key, revision) to the record written at that
+//! revision, so a read at any retained revision is a seek per key; `log`
+//! maps revision to key, so watches replay history in order; `meta` holds
+//! the current and compacted revisions and the format version.
+//!
+//! All writes go through one writer thread that commits whatever is queued
+//! in one transaction (group commit: one fsync for many acknowledged
+//! writes). Readers use redb snapshots and never block the writer.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+use super::backend::{
+    Backend, BackendError, Event, EventKind, KeyValue, RangeRequest, RangeResponse, TxnOutcome,
+    WatchItem, WatchReceiver,
+};
+
+const REVS: TableDefinition<(&str, u64), &[u8]> = TableDefinition::new("revs");
+const LOG: TableDefinition<u64, &str> = TableDefinition::new("log");
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+
+const FORMAT_KEY: &str = "format";
+const FORMAT_VERSION: u64 = 1;
+const CURRENT_KEY: &str = "current";
+const COMPACTED_KEY: &str = "compacted";
+/// Most writes committed together.
+const MAX_BATCH: usize = 2048;
+/// Revisions replayed per read transaction when a watch catches up.
+const REPLAY_CHUNK: u64 = 2048;
+
+const KIND_PUT: u8 = 1;
+const KIND_DELETE: u8 = 2;
+
+fn encode_record(kind: u8, create_revision: i64, version: i64, value: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(17 + value.len());
+    out.push(kind);
+    out.extend_from_slice(&create_revision.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(value);
+    out
+}
+
+struct Record {
+    kind: u8,
+    create_revision: i64,
+    version: i64,
+    value: Bytes,
+}
+
+fn decode_record(raw: &[u8]) -> Result<Record, BackendError> {
+    if raw.len() < 17 {
+        return Err(BackendError::Corrupt(format!(
+            "record of {} bytes is too short",
+            raw.len()
+        )));
+    }
+    let word = |at: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&raw[at..at + 8]);
+        i64::from_le_bytes(b)
+    };
+    Ok(Record {
+        kind: raw[0],
+        create_revision: word(1),
+        version: word(9),
+        value: Bytes::copy_from_slice(&raw[17..]),
+    })
+}
+
+fn internal<E: std::fmt::Display>(e: E) -> BackendError {
+    BackendError::Internal(e.to_string())
+}
+
+/// One committed batch, as watchers see it.
+struct Committed {
+    events: Vec<Event>,
+    /// The store's revision after the batch.
+    revision: i64,
+}
+
+enum Op {
+    Create {
+        key: String,
+        value: Bytes,
+    },
+    Update {
+        key: String,
+        value: Bytes,
+        expected: i64,
+    },
+    Delete {
+        key: String,
+        expected: i64,
+    },
+    Compact {
+        revision: i64,
+    },
+}
+
+struct Pending {
+    op: Op,
+    reply: oneshot::Sender<Result<TxnOutcome, BackendError>>,
+}
+
+struct Shared {
+    db: Database,
+    path: PathBuf,
+    current: AtomicI64,
+    compacted: AtomicI64,
+    events: broadcast::Sender<Arc<Committed>>,
+}
+
+pub struct Embedded {
+    shared: Arc<Shared>,
+    writes: parking_lot::RwLock<Option<mpsc::Sender<Pending>>>,
+    writer: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl Embedded {
+    /// Opens (or creates) the store in `dir`. Foreign or damaged data is an
+    /// error naming the file, never something to overwrite.
+    pub fn open(dir: &Path) -> Result<Embedded, BackendError> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| BackendError::Unavailable(format!("{}: {e}", dir.display())))?;
+        let path = dir.join("kapi.redb");
+        let existed = path.exists();
+        let db = Database::builder()
+            .set_cache_size(16 << 20)
+            .create(&path)
+            .map_err(|e| match e {
+                redb::DatabaseError::DatabaseAlreadyOpen => BackendError::Unavailable(format!(
+                    "{} is in use by another process (is another kapi serving from this --data-dir?)",
+                    path.display()
+                )),
+                other => BackendError::Corrupt(format!("{} is not a usable kapi store: {other}", path.display())),
+            })?;
+        let (current, compacted) = {
+            let txn = db.begin_write().map_err(internal)?;
+            let (current, compacted) = {
+                let mut meta = txn.open_table(META).map_err(|e| {
+                    BackendError::Corrupt(format!("{} is not a kapi store: {e}", path.display()))
+                })?;
+                let format = meta.get(FORMAT_KEY).map_err(internal)?.map(|v| v.value());
+                match format {
+                    Some(FORMAT_VERSION) => {}
+                    Some(other) => {
+                        return Err(BackendError::Corrupt(format!(
+                            "{} has store format {other}, this kapi reads format {FORMAT_VERSION}",
+                            path.display()
+                        )))
+                    }
+                    None if existed && meta.len().map_err(internal)? > 0 => {
+                        return Err(BackendError::Corrupt(format!(
+                            "{} is not a kapi store",
+                            path.display()
+                        )))
+                    }
+                    None => {
+                        meta.insert(FORMAT_KEY, FORMAT_VERSION).map_err(internal)?;
+                    }
+                }
+                let cur = meta
+                    .get(CURRENT_KEY)
+                    .map_err(internal)?
+                    .map_or(1, |v| v.value());
+                let comp = meta
+                    .get(COMPACTED_KEY)
+                    .map_err(internal)?
+                    .map_or(0, |v| v.value());
+                (cur as i64, comp as i64)
+            };
+            txn.open_table(REVS).map_err(internal)?;
+            txn.open_table(LOG).map_err(internal)?;
+            txn.commit().map_err(internal)?;
+            (current, compacted)
+        };
+        let (events, _) = broadcast::channel(4096);
+        let shared = Arc::new(Shared {
+            db,
+            path,
+            current: AtomicI64::new(current),
+            compacted: AtomicI64::new(compacted),
+            events,
+        });
+        let (tx, rx) = mpsc::channel(MAX_BATCH * 4);
+        let writer_shared = shared.clone();
+        let writer = std::thread::Builder::new()
+            .name("kapi-store-writer".into())
+            .spawn(move || writer_loop(writer_shared, rx))
+            .map_err(internal)?;
+        Ok(Embedded {
+            shared,
+            writes: parking_lot::RwLock::new(Some(tx)),
+            writer: parking_lot::Mutex::new(Some(writer)),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.shared.path
+    }
+
+    async fn submit(&self, op: Op) -> Result<TxnOutcome, BackendError> {
+        let (reply, rx) = oneshot::channel();
+        let writes = self
+            .writes
+            .read()
+            .clone()
+            .ok_or_else(|| BackendError::Unavailable("the store is closed".into()))?;
+        writes
+            .send(Pending { op, reply })
+            .await
+            .map_err(|_| BackendError::Unavailable("the store is closed".into()))?;
+        rx.await
+            .map_err(|_| BackendError::Unavailable("the store writer stopped".into()))?
+    }
+
+    async fn read<T, F>(&self, f: F) -> Result<T, BackendError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Shared) -> Result<T, BackendError> + Send + 'static,
+    {
+        let shared = self.shared.clone();
+        tokio::task::spawn_blocking(move || f(&shared))
+            .await
+            .map_err(internal)?
+    }
+}
+
+/// The latest record of `key` at or before `at`, as (revision, record).
+fn latest_at<T: ReadableTable<(&'static str, u64), &'static [u8]>>(
+    revs: &T,
+    key: &str,
+    at: u64,
+) -> Result<Option<(u64, Record)>, BackendError> {
+    let mut it = revs.range((key, 0u64)..=(key, at)).map_err(internal)?;
+    match it.next_back() {
+        Some(entry) => {
+            let (k, v) = entry.map_err(internal)?;
+            Ok(Some((k.value().1, decode_record(v.value())?)))
+        }
+        None => Ok(None),
+    }
+}
+
+fn live(key: &str, rev: u64, rec: Record) -> Option<KeyValue> {
+    (rec.kind == KIND_PUT).then(|| KeyValue {
+        key: key.to_string(),
+        value: rec.value,
+        create_revision: rec.create_revision,
+        mod_revision: rev as i64,
+        version: rec.version,
+    })
+}
+
+fn writer_loop(shared: Arc<Shared>, mut rx: mpsc::Receiver<Pending>) {
+    while let Some(first) = rx.blocking_recv() {
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(p) => batch.push(p),
+                Err(_) => break,
+            }
+        }
+        let start = shared.current.load(Ordering::Acquire);
+        match apply_batch(&shared, &batch, start) {
+            Ok((outcomes, events, next)) => {
+                shared.current.store(next, Ordering::Release);
+                // No receivers is fine: nobody is watching.
+                let _ = shared.events.send(Arc::new(Committed {
+                    events,
+                    revision: next,
+                }));
+                for (p, o) in batch.into_iter().zip(outcomes) {
+                    let _ = p.reply.send(o);
+                }
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "store commit failed; the batch was not written");
+                for p in batch {
+                    let _ = p.reply.send(Err(e.clone()));
+                }
+            }
+        }
+    }
+}
+
+type BatchResult = (Vec<Result<TxnOutcome, BackendError>>, Vec<Event>, i64);
+
+/// Applies a batch in one transaction. Revisions run from `current` (the
+/// last one used) upwards; one per applied write, as etcd counts them.
+fn apply_batch(
+    shared: &Shared,
+    batch: &[Pending],
+    current: i64,
+) -> Result<BatchResult, BackendError> {
+    let txn = shared.db.begin_write().map_err(internal)?;
+    let mut outcomes = Vec::with_capacity(batch.len());
+    let mut events = Vec::new();
+    let mut rev = current;
+    {
+        let mut revs = txn.open_table(REVS).map_err(internal)?;
+        let mut log = txn.open_table(LOG).map_err(internal)?;
+        let mut meta = txn.open_table(META).map_err(internal)?;
+        for p in batch {
+            let outcome = match &p.op {
+                Op::Create { key, value } => {
+                    let prev =
+                        latest_at(&revs, key, u64::MAX)?.and_then(|(r, rec)| live(key, r, rec));
+                    if prev.is_some() {
+                        Ok(TxnOutcome::Failed { current: prev })
+                    } else {
+                        rev += 1;
+                        revs.insert(
+                            (key.as_str(), rev as u64),
+                            encode_record(KIND_PUT, rev, 1, value).as_slice(),
+                        )
+                        .map_err(internal)?;
+                        log.insert(rev as u64, key.as_str()).map_err(internal)?;
+                        events.push(Event {
+                            kind: EventKind::Put,
+                            kv: KeyValue {
+                                key: key.clone(),
+                                value: value.clone(),
+                                create_revision: rev,
+                                mod_revision: rev,
+                                version: 1,
+                            },
+                            prev: None,
+                        });
+                        Ok(TxnOutcome::Applied { revision: rev })
+                    }
+                }
+                Op::Update {
+                    key,
+                    value,
+                    expected,
+                } => {
+                    let prev =
+                        latest_at(&revs, key, u64::MAX)?.and_then(|(r, rec)| live(key, r, rec));
+                    match prev {
+                        Some(p) if p.mod_revision == *expected => {
+                            rev += 1;
+                            let version = p.version + 1;
+                            revs.insert(
+                                (key.as_str(), rev as u64),
+                                encode_record(KIND_PUT, p.create_revision, version, value)
+                                    .as_slice(),
+                            )
+                            .map_err(internal)?;
+                            log.insert(rev as u64, key.as_str()).map_err(internal)?;
+                            events.push(Event {
+                                kind: EventKind::Put,
+                                kv: KeyValue {
+                                    key: key.clone(),
+                                    value: value.clone(),
+                                    create_revision: p.create_revision,
+                                    mod_revision: rev,
+                                    version,
+                                },
+                                prev: Some(p),
+                            });
+                            Ok(TxnOutcome::Applied { revision: rev })
+                        }
+                        other => Ok(TxnOutcome::Failed { current: other }),
+                    }
+                }
+                Op::Delete { key, expected } => {
+                    let prev =
+                        latest_at(&revs, key, u64::MAX)?.and_then(|(r, rec)| live(key, r, rec));
+                    match prev {
+                        Some(p) if p.mod_revision == *expected => {
+                            rev += 1;
+                            revs.insert(
+                                (key.as_str(), rev as u64),
+                                encode_record(KIND_DELETE, 0, 0, &[]).as_slice(),
+                            )
+                            .map_err(internal)?;
+                            log.insert(rev as u64, key.as_str()).map_err(internal)?;
+                            events.push(Event {
+                                kind: EventKind::Delete,
+                                kv: KeyValue {
+                                    key: key.clone(),
+                                    value: Bytes::new(),
+                                    create_revision: 0,
+                                    mod_revision: rev,
+                                    version: 0,
+                                },
+                                prev: Some(p),
+                            });
+                            Ok(TxnOutcome::Applied { revision: rev })
+                        }
+                        other => Ok(TxnOutcome::Failed { current: other }),
+                    }
+                }
+                Op::Compact { revision } => {
+                    compact_in(&mut revs, &mut log, &mut meta, shared, *revision, rev)
+                }
+            };
+            outcomes.push(outcome);
+        }
+        meta.insert(CURRENT_KEY, rev as u64).map_err(internal)?;
+    }
+    txn.commit().map_err(internal)?;
+    Ok((outcomes, events, rev))
+}
+
+fn compact_in(
+    revs: &mut redb::Table<(&str, u64), &[u8]>,
+    log: &mut redb::Table<u64, &str>,
+    meta: &mut redb::Table<&str, u64>,
+    shared: &Shared,
+    revision: i64,
+    current: i64,
+) -> Result<TxnOutcome, BackendError> {
+    let compacted = shared.compacted.load(Ordering::Acquire);
+    if revision <= compacted {
+        return Err(BackendError::Compacted {
+            requested: revision,
+            compacted,
+        });
+    }
+    if revision > current {
+        return Err(BackendError::FutureRevision {
+            requested: revision,
+            current,
+        });
+    }
+    let at = revision as u64;
+    // Every change at or before the compaction revision, oldest first.
+    let entries: Vec<(u64, String)> = log
+        .range(..=at)
+        .map_err(internal)?
+        .map(|e| e.map(|(r, k)| (r.value(), k.value().to_string())))
+        .collect::<Result<_, _>>()
+        .map_err(internal)?;
+    for (r, key) in &entries {
+        // Keep the state at `revision`: the newest record of each key at or
+        // before it survives unless it is a deletion.
+        let newest = latest_at(revs, key, at)?.map(|(nr, rec)| (nr, rec.kind));
+        let drop = match newest {
+            Some((nr, _)) if nr != *r => true,
+            Some((_, kind)) => kind == KIND_DELETE,
+            None => true,
+        };
+        if drop {
+            revs.remove((key.as_str(), *r)).map_err(internal)?;
+        }
+        log.remove(*r).map_err(internal)?;
+    }
+    meta.insert(COMPACTED_KEY, at).map_err(internal)?;
+    shared.compacted.store(revision, Ordering::Release);
+    Ok(TxnOutcome::Applied { revision })
+}
+
+fn check_revision(shared: &Shared, requested: i64, current: i64) -> Result<(), BackendError> {
+    let compacted = shared.compacted.load(Ordering::Acquire);
+    if requested > 0 && requested < compacted {
+        return Err(BackendError::Compacted {
+            requested,
+            compacted,
+        });
+    }
+    if requested > current {
+        return Err(BackendError::FutureRevision { requested, current });
+    }
+    Ok(())
+}
+
+#[async_trait::async_trait]
+impl Backend for Embedded {
+    fn name(&self) -> &'static str {
+        "embedded"
+    }
+
+    async fn get(&self, key: &str) -> Result<(Option<KeyValue>, i64), BackendError> {
+        let key = key.to_string();
+        self.read(move |s| {
+            let txn = s.db.begin_read().map_err(internal)?;
+            let current = txn
+                .open_table(META)
+                .map_err(internal)?
+                .get(CURRENT_KEY)
+                .map_err(internal)?
+                .map_or(1, |v| v.value()) as i64;
+            let revs = txn.open_table(REVS).map_err(internal)?;
+            let kv = latest_at(&revs, &key, u64::MAX)?.and_then(|(r, rec)| live(&key, r, rec));
+            Ok((kv, current))
+        })
+        .await
+    }
+
+    async fn range(&self, req: RangeRequest) -> Result<RangeResponse, BackendError> {
+        self.read(move |s| {
+            let txn = s.db.begin_read().map_err(internal)?;
+            let current = txn
+                .open_table(META)
+                .map_err(internal)?
+                .get(CURRENT_KEY)
+                .map_err(internal)?
+                .map_or(1, |v| v.value()) as i64;
+            let at = if req.revision > 0 {
+                req.revision
+            } else {
+                current
+            };
+            check_revision(s, req.revision, current)?;
+            let revs = txn.open_table(REVS).map_err(internal)?;
+            let mut resp = RangeResponse {
+                revision: at,
+                ..Default::default()
+            };
+            let mut last_key: Option<String> = None;
+            let mut best: Option<(u64, Vec<u8>)> = None;
+            let flush = |key: &str,
+                         best: Option<(u64, Vec<u8>)>,
+                         resp: &mut RangeResponse|
+             -> Result<(), BackendError> {
+                if let Some((r, raw)) = best {
+                    if let Some(kv) = live(key, r, decode_record(&raw)?) {
+                        resp.count += 1;
+                        if req.limit == 0 || (resp.kvs.len() as i64) < req.limit {
+                            resp.kvs.push(kv);
+                        } else {
+                            resp.more = true;
+                        }
+                    }
+                }
+                Ok(())
+            };
+            for entry in revs
+                .range((req.start.as_str(), 0u64)..(req.end.as_str(), 0u64))
+                .map_err(internal)?
+            {
+                let (k, v) = entry.map_err(internal)?;
+                let (key, r) = k.value();
+                if last_key.as_deref() != Some(key) {
+                    if let Some(prev_key) = last_key.take() {
+                        flush(&prev_key, best.take(), &mut resp)?;
+                    }
+                    last_key = Some(key.to_string());
+                }
+                if r <= at as u64 {
+                    best = Some((r, v.value().to_vec()));
+                }
+            }
+            if let Some(prev_key) = last_key {
+                flush(&prev_key, best, &mut resp)?;
+            }
+            Ok(resp)
+        })
+        .await
+    }
+
+    async fn create(&self, key: &str, value: Bytes) -> Result<TxnOutcome, BackendError> {
+        self.submit(Op::Create {
+            key: key.to_string(),
+            value,
+        })
+        .await
+    }
+
+    async fn update(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected_mod_revision: i64,
+    ) -> Result<TxnOutcome, BackendError> {
+        self.submit(Op::Update {
+            key: key.to_string(),
+            value,
+            expected: expected_mod_revision,
+        })
+        .await
+    }
+
+    async fn delete(
+        &self,
+        key: &str,
+        expected_mod_revision: i64,
+    ) -> Result<TxnOutcome, BackendError> {
+        self.submit(Op::Delete {
+            key: key.to_string(),
+            expected: expected_mod_revision,
+        })
+        .await
+    }
+
+    async fn watch(&self, prefix: &str, from_revision: i64) -> Result<WatchReceiver, BackendError> {
+        // Subscribe before reading history so nothing falls in between.
+        let mut live_events = self.shared.events.subscribe();
+        let current = self.shared.current.load(Ordering::Acquire);
+        let from = if from_revision <= 0 {
+            current + 1
+        } else {
+            from_revision
+        };
+        let compacted = self.shared.compacted.load(Ordering::Acquire);
+        if from <= compacted {
+            return Err(BackendError::Compacted {
+                requested: from,
+                compacted,
+            });
+        }
+        let (tx, rx) = mpsc::channel(1024);
+        // Progress is sent after every committed batch, so requests need no answer.
+        let (progress, _) = mpsc::channel(1);
+        let shared = self.shared.clone();
+        let prefix = prefix.to_string();
+        tokio::spawn(async move {
+            let mut next = from;
+            // Replay what is already committed, in chunks.
+            loop {
+                let s = shared.clone();
+                let p = prefix.clone();
+                let start = next;
+                let chunk = tokio::task::spawn_blocking(move || replay(&s, &p, start)).await;
+                let (events, upto) = match chunk {
+                    Ok(Ok(c)) => c,
+                    Ok(Err(e)) => {
+                        let _ = tx.send(Err(e)).await;
+                        return;
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(internal(e))).await;
+                        return;
+                    }
+                };
+                for ev in events {
+                    if tx.send(Ok(WatchItem::Event(ev))).await.is_err() {
+                        return;
+                    }
+                }
+                if tx.send(Ok(WatchItem::Progress(upto))).await.is_err() {
+                    return;
+                }
+                next = upto + 1;
+                if upto >= shared.current.load(Ordering::Acquire) {
+                    break;
+                }
+            }
+            loop {
+                match live_events.recv().await {
+                    Ok(batch) => {
+                        let mut last = None;
+                        for ev in batch.events.iter() {
+                            if ev.kv.mod_revision < next || !ev.kv.key.starts_with(&prefix) {
+                                continue;
+                            }
+                            last = Some(ev.kv.mod_revision);
+                            if tx.send(Ok(WatchItem::Event(ev.clone()))).await.is_err() {
+                                return;
+                            }
+                        }
+                        if batch.revision >= next && last != Some(batch.revision) {
+                            if tx
+                                .send(Ok(WatchItem::Progress(batch.revision)))
+                                .await
+                                .is_err()
+                            {
+                                return;
+                            }
+                        }
+                    }
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let _ = tx
+                            .send(Err(BackendError::Unavailable(
+                                "watch fell too far behind".into(),
+                            )))
+                            .await;
+                        return;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        Ok(WatchReceiver {
+            items: rx,
+            progress,
+        })
+    }
+
+    async fn current_revision(&self) -> Result<i64, BackendError> {
+        Ok(self.shared.current.load(Ordering::Acquire))
+    }
+
+    async fn compact(&self, revision: i64) -> Result<(), BackendError> {
+        self.submit(Op::Compact { revision }).await.map(|_| ())
+    }
+
+    async fn compacted_revision(&self) -> Result<i64, BackendError> {
+        Ok(self.shared.compacted.load(Ordering::Acquire))
+    }
+
+    async fn close(&self) {
+        // Dropping the last sender ends the writer loop once queued writes are done.
+        self.writes.write().take();
+        let handle = self.writer.lock().take();
+        if let Some(handle) = handle {
+            let _ = tokio::task::spawn_blocking(move || handle.join()).await;
+        }
+    }
+}
+
+/// Events from `from` on, at most one chunk; returns them and the last revision covered.
+fn replay(s: &Shared, prefix: &str, from: i64) -> Result<(Vec<Event>, i64), BackendError> {
+    let txn = s.db.begin_read().map_err(internal)?;
+    let current = txn
+        .open_table(META)
+        .map_err(internal)?
+        .get(CURRENT_KEY)
+        .map_err(internal)?
+        .map_or(1, |v| v.value()) as i64;
+    let compacted = txn
+        .open_table(META)
+        .map_err(internal)?
+        .get(COMPACTED_KEY)
+        .map_err(internal)?
+        .map_or(0, |v| v.value()) as i64;
+    if from <= compacted {
+        return Err(BackendError::Compacted {
+            requested: from,
+            compacted,
+        });
+    }
+    let upto = current.min(from + REPLAY_CHUNK as i64 - 1);
+    if from > upto {
+        return Ok((Vec::new(), current));
+    }
+    let log = txn.open_table(LOG).map_err(internal)?;
+    let revs = txn.open_table(REVS).map_err(internal)?;
+    let mut out = Vec::new();
+    for entry in log.range(from as u64..=upto as u64).map_err(internal)? {
+        let (r, k) = entry.map_err(internal)?;
+        let (r, key) = (r.value(), k.value());
+        if !key.starts_with(prefix) {
+            continue;
+        }
+        let Some(raw) = revs.get((key, r)).map_err(internal)? else {
+            continue;
+        };
+        let rec = decode_record(raw.value())?;
+        let prev = if r > 0 {
+            latest_at(&revs, key, r - 1)?.and_then(|(pr, prec)| live(key, pr, prec))
+        } else {
+            None
+        };
+        let kind = if rec.kind == KIND_DELETE {
+            EventKind::Delete
+        } else {
+            EventKind::Put
+        };
+        out.push(Event {
+            kind,
+            kv: KeyValue {
+                key: key.to_string(),
+                value: rec.value,
+                create_revision: rec.create_revision,
+                mod_revision: r as i64,
+                version: rec.version,
+            },
+            prev,
+        });
+    }
+    Ok((out, upto))
+}

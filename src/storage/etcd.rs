@@ -1,0 +1,333 @@
+//! The etcd v3 backend, through `etcd-client`: transactions comparing mod
+//! revision, ranges at a revision, watches with previous values. Several
+//! endpoints form one balanced channel, so a member that goes away is
+//! routed around.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use etcd_client::{
+    Client, CompactionOptions, Compare, CompareOp, ConnectOptions, EventType, GetOptions, Txn,
+    TxnOp, TxnOpResponse, WatchOptions,
+};
+use tokio::sync::mpsc;
+
+use super::backend::{
+    prefix_end, Backend, BackendError, Event, EventKind, KeyValue, RangeRequest, RangeResponse,
+    TxnOutcome, WatchItem, WatchReceiver,
+};
+
+/// How to reach etcd.
+#[derive(Debug, Clone, Default)]
+pub struct EtcdConfig {
+    pub endpoints: Vec<String>,
+    pub ca_file: Option<PathBuf>,
+    pub cert_file: Option<PathBuf>,
+    pub key_file: Option<PathBuf>,
+}
+
+pub struct Etcd {
+    client: Client,
+    /// A key read to learn the current revision cheaply.
+    probe_key: String,
+    compacted: AtomicI64,
+}
+
+fn classify(e: etcd_client::Error) -> BackendError {
+    let text = e.to_string();
+    if text.contains("required revision has been compacted") {
+        BackendError::Compacted {
+            requested: 0,
+            compacted: 0,
+        }
+    } else if text.contains("required revision is a future revision") {
+        BackendError::FutureRevision {
+            requested: 0,
+            current: 0,
+        }
+    } else {
+        BackendError::Unavailable(text)
+    }
+}
+
+fn convert(kv: &etcd_client::KeyValue) -> KeyValue {
+    KeyValue {
+        key: String::from_utf8_lossy(kv.key()).into_owned(),
+        value: Bytes::copy_from_slice(kv.value()),
+        create_revision: kv.create_revision(),
+        mod_revision: kv.mod_revision(),
+        version: kv.version(),
+    }
+}
+
+impl Etcd {
+    pub async fn connect(cfg: &EtcdConfig, prefix: &str) -> Result<Etcd, BackendError> {
+        let mut opts = ConnectOptions::new()
+            .with_connect_timeout(Duration::from_secs(5))
+            .with_keep_alive(Duration::from_secs(10), Duration::from_secs(5))
+            .with_keep_alive_while_idle(true)
+            .with_require_leader(true);
+        if cfg.ca_file.is_some() || cfg.cert_file.is_some() {
+            let mut tls = etcd_client::TlsOptions::new();
+            if let Some(ca) = &cfg.ca_file {
+                let pem = std::fs::read(ca).map_err(|e| {
+                    BackendError::Unavailable(format!("--etcd-cafile {}: {e}", ca.display()))
+                })?;
+                tls = tls.ca_certificate(etcd_client::Certificate::from_pem(pem));
+            }
+            if let (Some(c), Some(k)) = (&cfg.cert_file, &cfg.key_file) {
+                let cert = std::fs::read(c).map_err(|e| {
+                    BackendError::Unavailable(format!("--etcd-certfile {}: {e}", c.display()))
+                })?;
+                let key = std::fs::read(k).map_err(|e| {
+                    BackendError::Unavailable(format!("--etcd-keyfile {}: {e}", k.display()))
+                })?;
+                tls = tls.identity(etcd_client::Identity::from_pem(cert, key));
+            }
+            opts = opts.with_tls(tls);
+        }
+        let client = Client::connect(&cfg.endpoints, Some(opts))
+            .await
+            .map_err(|e| {
+                BackendError::Unavailable(format!("etcd {}: {e}", cfg.endpoints.join(",")))
+            })?;
+        let etcd = Etcd {
+            client,
+            probe_key: format!("{prefix}/"),
+            compacted: AtomicI64::new(0),
+        };
+        // Fail at start, with the endpoints named, rather than on the first request.
+        etcd.current_revision().await.map_err(|e| {
+            BackendError::Unavailable(format!("etcd {}: {e}", cfg.endpoints.join(",")))
+        })?;
+        Ok(etcd)
+    }
+
+    fn outcome(resp: etcd_client::TxnResponse) -> TxnOutcome {
+        let revision = resp.header().map_or(0, |h| h.revision());
+        if resp.succeeded() {
+            return TxnOutcome::Applied { revision };
+        }
+        let current = resp.op_responses().into_iter().find_map(|op| match op {
+            TxnOpResponse::Get(g) => g.kvs().first().map(convert),
+            _ => None,
+        });
+        TxnOutcome::Failed { current }
+    }
+
+    async fn cas(&self, key: &str, expected: i64, op: TxnOp) -> Result<TxnOutcome, BackendError> {
+        let txn = Txn::new()
+            .when([Compare::mod_revision(key, CompareOp::Equal, expected)])
+            .and_then([op])
+            .or_else([TxnOp::get(key, None)]);
+        let resp = self.client.clone().txn(txn).await.map_err(classify)?;
+        Ok(Self::outcome(resp))
+    }
+}
+
+#[async_trait::async_trait]
+impl Backend for Etcd {
+    fn name(&self) -> &'static str {
+        "etcd"
+    }
+
+    async fn get(&self, key: &str) -> Result<(Option<KeyValue>, i64), BackendError> {
+        let resp = self.client.clone().get(key, None).await.map_err(classify)?;
+        let rev = resp.header().map_or(0, |h| h.revision());
+        Ok((resp.kvs().first().map(convert), rev))
+    }
+
+    async fn range(&self, req: RangeRequest) -> Result<RangeResponse, BackendError> {
+        let mut opts = GetOptions::new().with_range(req.end.as_bytes().to_vec());
+        if req.revision > 0 {
+            opts = opts.with_revision(req.revision);
+        }
+        if req.limit > 0 {
+            opts = opts.with_limit(req.limit);
+        }
+        let resp = self
+            .client
+            .clone()
+            .get(req.start.as_bytes().to_vec(), Some(opts))
+            .await
+            .map_err(|e| match classify(e) {
+                BackendError::Compacted { .. } => BackendError::Compacted {
+                    requested: req.revision,
+                    compacted: self.compacted.load(Ordering::Acquire),
+                },
+                BackendError::FutureRevision { .. } => BackendError::FutureRevision {
+                    requested: req.revision,
+                    current: 0,
+                },
+                other => other,
+            })?;
+        let header_rev = resp.header().map_or(0, |h| h.revision());
+        Ok(RangeResponse {
+            kvs: resp.kvs().iter().map(convert).collect(),
+            more: resp.more(),
+            count: resp.count(),
+            revision: if req.revision > 0 {
+                req.revision
+            } else {
+                header_rev
+            },
+        })
+    }
+
+    async fn create(&self, key: &str, value: Bytes) -> Result<TxnOutcome, BackendError> {
+        self.cas(key, 0, TxnOp::put(key, value.to_vec(), None))
+            .await
+    }
+
+    async fn update(
+        &self,
+        key: &str,
+        value: Bytes,
+        expected_mod_revision: i64,
+    ) -> Result<TxnOutcome, BackendError> {
+        self.cas(
+            key,
+            expected_mod_revision,
+            TxnOp::put(key, value.to_vec(), None),
+        )
+        .await
+    }
+
+    async fn delete(
+        &self,
+        key: &str,
+        expected_mod_revision: i64,
+    ) -> Result<TxnOutcome, BackendError> {
+        self.cas(key, expected_mod_revision, TxnOp::delete(key, None))
+            .await
+    }
+
+    async fn watch(&self, prefix: &str, from_revision: i64) -> Result<WatchReceiver, BackendError> {
+        let mut opts = WatchOptions::new()
+            .with_range(prefix_end(prefix).into_bytes())
+            .with_prev_key();
+        if from_revision > 0 {
+            opts = opts.with_start_revision(from_revision);
+        }
+        let mut stream = self
+            .client
+            .clone()
+            .watch(prefix.as_bytes().to_vec(), Some(opts))
+            .await
+            .map_err(classify)?;
+        let (tx, rx) = mpsc::channel(1024);
+        let (progress, mut progress_requests) = mpsc::channel::<()>(1);
+        tokio::spawn(async move {
+            loop {
+                let msg = tokio::select! {
+                    m = stream.message() => m,
+                    _ = tx.closed() => return,
+                    Some(()) = progress_requests.recv() => {
+                        if let Err(e) = stream.request_progress().await {
+                            let _ = tx.send(Err(classify(e))).await;
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                match msg {
+                    Ok(Some(resp)) => {
+                        if resp.canceled() {
+                            let err = if resp.compact_revision() > 0 {
+                                BackendError::Compacted {
+                                    requested: from_revision,
+                                    compacted: resp.compact_revision(),
+                                }
+                            } else {
+                                BackendError::Unavailable(format!(
+                                    "etcd cancelled the watch: {}",
+                                    resp.cancel_reason()
+                                ))
+                            };
+                            let _ = tx.send(Err(err)).await;
+                            return;
+                        }
+                        if resp.events().is_empty() && !resp.created() {
+                            // A progress notification: everything up to this revision was sent.
+                            let rev = resp.header().map_or(0, |h| h.revision());
+                            if tx.send(Ok(WatchItem::Progress(rev))).await.is_err() {
+                                return;
+                            }
+                            continue;
+                        }
+                        for ev in resp.events() {
+                            let Some(kv) = ev.kv() else { continue };
+                            let event = Event {
+                                kind: match ev.event_type() {
+                                    EventType::Put => EventKind::Put,
+                                    EventType::Delete => EventKind::Delete,
+                                },
+                                kv: convert(kv),
+                                prev: ev.prev_kv().map(convert),
+                            };
+                            if tx.send(Ok(WatchItem::Event(event))).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    Ok(None) => {
+                        let _ = tx
+                            .send(Err(BackendError::Unavailable(
+                                "etcd closed the watch".into(),
+                            )))
+                            .await;
+                        return;
+                    }
+                    Err(e) => {
+                        let _ = tx.send(Err(classify(e))).await;
+                        return;
+                    }
+                }
+            }
+        });
+        Ok(WatchReceiver {
+            items: rx,
+            progress,
+        })
+    }
+
+    async fn current_revision(&self) -> Result<i64, BackendError> {
+        let resp = self
+            .client
+            .clone()
+            .get(
+                self.probe_key.as_str(),
+                Some(GetOptions::new().with_count_only()),
+            )
+            .await
+            .map_err(classify)?;
+        Ok(resp.header().map_or(0, |h| h.revision()))
+    }
+
+    async fn compact(&self, revision: i64) -> Result<(), BackendError> {
+        match self
+            .client
+            .clone()
+            .compact(revision, Some(CompactionOptions::new().with_physical()))
+            .await
+        {
+            Ok(_) => {
+                self.compacted.fetch_max(revision, Ordering::AcqRel);
+                Ok(())
+            }
+            Err(e) => match classify(e) {
+                BackendError::Compacted { .. } => Err(BackendError::Compacted {
+                    requested: revision,
+                    compacted: self.compacted.load(Ordering::Acquire),
+                }),
+                other => Err(other),
+            },
+        }
+    }
+
+    async fn compacted_revision(&self) -> Result<i64, BackendError> {
+        Ok(self.compacted.load(Ordering::Acquire))
+    }
+}

@@ -1,0 +1,12 @@
+//! Storage with Kubernetes semantics: resourceVersion is the storage
+//! revision. Two backends keep one raw contract ([`backend::Backend`]): the
+//! embedded MVCC store and etcd v3. [`store::Store`] adds upstream's
+//! `storage.Interface` semantics on top; the watch cache sits in front.
+
+pub mod backend;
+pub mod embedded;
+pub mod etcd;
+pub mod rv;
+pub mod store;
+
+pub use backend::{Backend, BackendError, Event, EventKind, KeyValue};
