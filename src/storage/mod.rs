@@ -4,6 +4,7 @@
 //! `storage.Interface` semantics on top; the watch cache sits in front.
 
 pub mod backend;
+pub mod cacher;
 pub mod embedded;
 pub mod etcd;
 pub mod rv;

@@ -3,6 +3,8 @@
 //! reqwest) pointed at it.
 #![allow(dead_code)]
 
+pub mod etcd;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

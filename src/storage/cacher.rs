@@ -1,0 +1,656 @@
+//! The watch cache (upstream's cacher): one storage watch per resource
+//! feeds an in-memory copy of every object and a window of recent events.
+//! Lists and watches are served from it, so a thousand watchers cost one
+//! storage watch; consistent reads first wait until the cache has seen the
+//! store's current revision.
+//!
+//! Objects are kept as the JSON clients receive (resourceVersion set), next
+//! to the labels and fields selectors need, so reads write bytes and never
+//! decode.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use parking_lot::RwLock;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::backend::{prefix_end, EventKind, WatchItem};
+use super::rv::with_resource_version;
+use super::store::{encode_continue, ListOptions, StorageError, Store};
+use crate::api::selector::{FieldSelector, LabelSelector};
+
+/// Events kept for watches that resume from an older resourceVersion.
+const WINDOW: usize = 4096;
+/// Room for live events per watcher beyond its replay; a watcher that
+/// falls this far behind is closed, as upstream closes slow watchers.
+const LIVE_BUFFER: usize = 1024;
+/// How long a read waits for the cache to reach a resourceVersion.
+const FRESHNESS_WAIT: Duration = Duration::from_secs(3);
+const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
+
+/// What selectors look at.
+#[derive(Debug, Clone, Default)]
+pub struct ObjectAttrs {
+    pub labels: BTreeMap<String, String>,
+    pub fields: BTreeMap<String, String>,
+}
+
+/// Extracts [`ObjectAttrs`] from a decoded object; each resource has its own fields.
+pub type AttrsFn = Arc<dyn Fn(&serde_json::Value) -> ObjectAttrs + Send + Sync>;
+
+#[derive(Debug)]
+pub struct CachedObject {
+    pub key: String,
+    pub resource_version: i64,
+    /// The object as clients receive it.
+    pub json: Bytes,
+    pub attrs: ObjectAttrs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    Added,
+    Modified,
+    Deleted,
+}
+
+impl EventType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventType::Added => "ADDED",
+            EventType::Modified => "MODIFIED",
+            EventType::Deleted => "DELETED",
+        }
+    }
+}
+
+/// One change as the cache saw it.
+#[derive(Debug)]
+pub struct CacheEvent {
+    pub kind: EventType,
+    /// For deletes, the last state with the deletion's resourceVersion.
+    pub object: Arc<CachedObject>,
+    pub prev: Option<Arc<CachedObject>>,
+    pub resource_version: i64,
+}
+
+/// What a cache watcher receives.
+#[derive(Debug, Clone)]
+pub enum WatchMessage {
+    /// `kind` may differ from the event's own when selectors turn a
+    /// modification into an arrival or a departure.
+    Event {
+        kind: EventType,
+        object: Arc<CachedObject>,
+    },
+    Bookmark(i64),
+    /// The bookmark that ends `sendInitialEvents`.
+    InitialEventsEnd(i64),
+}
+
+/// Which objects a list or watch wants.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Key prefix within the resource (a namespace), or one exact key.
+    pub key_prefix: Option<String>,
+    pub exact_key: Option<String>,
+    pub label: LabelSelector,
+    pub field: FieldSelector,
+}
+
+impl Filter {
+    fn matches(&self, o: &CachedObject) -> bool {
+        if let Some(k) = &self.exact_key {
+            if o.key != *k {
+                return false;
+            }
+        }
+        if let Some(p) = &self.key_prefix {
+            if !o.key.starts_with(p.as_str()) {
+                return false;
+            }
+        }
+        self.label.matches(&o.attrs.labels) && self.field.matches(&o.attrs.fields)
+    }
+
+    fn is_unfiltered(&self) -> bool {
+        self.label.is_empty() && self.field.is_empty()
+    }
+}
+
+/// Where a watch starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchStart {
+    /// rv unset or "0": the current state as ADDED events, then changes.
+    /// `consistent` (rv unset) first waits for the latest revision.
+    Now { consistent: bool },
+    /// Changes after this resourceVersion.
+    After(i64),
+}
+
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    pub start: WatchStart,
+    pub filter: Filter,
+    pub send_initial_events: bool,
+    pub bookmarks: bool,
+}
+
+struct Watcher {
+    tx: mpsc::Sender<WatchMessage>,
+    filter: Filter,
+    bookmarks: bool,
+}
+
+#[derive(Default)]
+struct State {
+    objects: BTreeMap<String, Arc<CachedObject>>,
+    window: VecDeque<Arc<CacheEvent>>,
+    /// Watches may resume from any resourceVersion at or after this one.
+    oldest_rv: i64,
+    rev: i64,
+    watchers: HashMap<u64, Watcher>,
+}
+
+pub struct Cacher {
+    prefix: String,
+    store: Store,
+    attrs: AttrsFn,
+    state: RwLock<State>,
+    rev: watch::Sender<i64>,
+    ready: watch::Sender<bool>,
+    progress: parking_lot::Mutex<Option<mpsc::Sender<()>>>,
+    started: AtomicBool,
+    next_watcher: AtomicU64,
+    stop: CancellationToken,
+}
+
+/// A list served from the cache.
+#[derive(Debug, Default)]
+pub struct CacheList {
+    pub items: Vec<Arc<CachedObject>>,
+    pub resource_version: i64,
+    pub continue_token: Option<String>,
+    pub remaining_item_count: Option<i64>,
+}
+
+fn decode_attrs(attrs: &AttrsFn, value: &[u8]) -> ObjectAttrs {
+    match serde_json::from_slice::<serde_json::Value>(value) {
+        Ok(v) => attrs(&v),
+        Err(_) => ObjectAttrs::default(),
+    }
+}
+
+impl Cacher {
+    /// A cache of everything under `prefix` (ending with `/`). It starts
+    /// filling on first use.
+    pub fn new(
+        prefix: String,
+        store: Store,
+        attrs: AttrsFn,
+        stop: CancellationToken,
+    ) -> Arc<Cacher> {
+        Arc::new(Cacher {
+            prefix,
+            store,
+            attrs,
+            state: RwLock::new(State::default()),
+            rev: watch::channel(0).0,
+            ready: watch::channel(false).0,
+            progress: parking_lot::Mutex::new(None),
+            started: AtomicBool::new(false),
+            next_watcher: AtomicU64::new(1),
+            stop,
+        })
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Objects currently cached (for `apiserver_storage_objects`).
+    pub fn len(&self) -> usize {
+        self.state.read().objects.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn ensure_started(self: &Arc<Self>) {
+        if !self.started.swap(true, Ordering::AcqRel) {
+            let me = self.clone();
+            tokio::spawn(async move { me.run().await });
+        }
+    }
+
+    async fn wait_ready(self: &Arc<Self>) -> Result<(), StorageError> {
+        self.ensure_started();
+        let mut rx = self.ready.subscribe();
+        let waited = tokio::time::timeout(Duration::from_secs(30), rx.wait_for(|r| *r)).await;
+        match waited {
+            Ok(Ok(_)) => Ok(()),
+            _ => Err(StorageError::Unavailable(format!(
+                "the watch cache for {} is not ready",
+                self.prefix
+            ))),
+        }
+    }
+
+    /// Waits until the cache has seen revision `rv`.
+    async fn wait_for(self: &Arc<Self>, rv: i64) -> Result<(), StorageError> {
+        let mut rx = self.rev.subscribe();
+        if *rx.borrow() >= rv {
+            return Ok(());
+        }
+        if let Some(p) = self.progress.lock().clone() {
+            let _ = p.try_send(());
+        }
+        let reached = tokio::time::timeout(FRESHNESS_WAIT, rx.wait_for(|r| *r >= rv))
+            .await
+            .map(|r| r.is_ok());
+        match reached {
+            Ok(true) => Ok(()),
+            _ => Err(StorageError::TooLargeResourceVersion {
+                requested: rv,
+                current: *self.rev.borrow(),
+            }),
+        }
+    }
+
+    /// Waits until the cache is as current as the store.
+    async fn wait_consistent(self: &Arc<Self>) -> Result<(), StorageError> {
+        let current = self.store.backend().current_revision().await?;
+        self.wait_for(current).await
+    }
+
+    pub async fn get(
+        self: &Arc<Self>,
+        key: &str,
+        consistent: bool,
+    ) -> Result<Option<Arc<CachedObject>>, StorageError> {
+        self.wait_ready().await?;
+        if consistent {
+            self.wait_consistent().await?;
+        }
+        Ok(self.state.read().objects.get(key).cloned())
+    }
+
+    /// A list at the cache's revision. `opts.resource_version` of `None`
+    /// is a consistent read; `Some(n)` waits until the cache reached `n`.
+    pub async fn list(
+        self: &Arc<Self>,
+        filter: &Filter,
+        opts: &ListOptions,
+    ) -> Result<CacheList, StorageError> {
+        self.wait_ready().await?;
+        match opts.resource_version {
+            None => self.wait_consistent().await?,
+            Some(rv) if rv > 0 => self.wait_for(rv).await?,
+            Some(_) => {}
+        }
+        let state = self.state.read();
+        let start = filter
+            .key_prefix
+            .clone()
+            .unwrap_or_else(|| self.prefix.clone());
+        let end = prefix_end(&start);
+        let mut out = CacheList {
+            resource_version: state.rev,
+            ..Default::default()
+        };
+        let limit = if opts.limit > 0 {
+            opts.limit as usize
+        } else {
+            usize::MAX
+        };
+        let mut iter = state.objects.range(start.clone()..end);
+        for (_, o) in iter.by_ref() {
+            if filter.matches(o) {
+                out.items.push(o.clone());
+                if out.items.len() >= limit {
+                    break;
+                }
+            }
+        }
+        if out.items.len() >= limit {
+            let rest: Vec<&Arc<CachedObject>> = iter.map(|(_, o)| o).collect();
+            if !rest.is_empty() {
+                let last = out.items.last().map(|o| o.key.clone()).unwrap_or_default();
+                let rel = format!("{}\u{0}", last.strip_prefix(&self.prefix).unwrap_or(&last));
+                out.continue_token = Some(encode_continue(state.rev, &rel));
+                if filter.is_unfiltered() {
+                    out.remaining_item_count = Some(rest.len() as i64);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    pub async fn watch(
+        self: &Arc<Self>,
+        opts: WatchOptions,
+    ) -> Result<mpsc::Receiver<WatchMessage>, StorageError> {
+        self.wait_ready().await?;
+        match opts.start {
+            WatchStart::Now { consistent: true } => self.wait_consistent().await?,
+            WatchStart::After(rv) => {
+                let cur = *self.rev.borrow();
+                if rv > cur {
+                    self.wait_for(rv).await?;
+                }
+            }
+            WatchStart::Now { consistent: false } => {}
+        }
+        let mut state = self.state.write();
+        let mut backlog: Vec<WatchMessage> = Vec::new();
+        match opts.start {
+            WatchStart::Now { .. } => {
+                for o in state.objects.values() {
+                    if opts.filter.matches(o) {
+                        backlog.push(WatchMessage::Event {
+                            kind: EventType::Added,
+                            object: o.clone(),
+                        });
+                    }
+                }
+                if opts.send_initial_events {
+                    backlog.push(WatchMessage::InitialEventsEnd(state.rev));
+                }
+            }
+            WatchStart::After(rv) => {
+                if rv < state.oldest_rv {
+                    return Err(StorageError::Gone(format!(
+                        "too old resource version: {rv} ({})",
+                        state.oldest_rv
+                    )));
+                }
+                for ev in state.window.iter().filter(|e| e.resource_version > rv) {
+                    if let Some(msg) = route(ev, &opts.filter) {
+                        backlog.push(msg);
+                    }
+                }
+                if opts.send_initial_events {
+                    backlog.push(WatchMessage::InitialEventsEnd(state.rev));
+                }
+            }
+        }
+        let (tx, rx) = mpsc::channel(backlog.len() + LIVE_BUFFER);
+        for m in backlog {
+            // Capacity was sized for the backlog; this cannot fail.
+            let _ = tx.try_send(m);
+        }
+        let id = self.next_watcher.fetch_add(1, Ordering::Relaxed);
+        state.watchers.insert(
+            id,
+            Watcher {
+                tx,
+                filter: opts.filter,
+                bookmarks: opts.bookmarks,
+            },
+        );
+        Ok(rx)
+    }
+
+    /// Number of live watchers (for tests and metrics).
+    pub fn watcher_count(&self) -> usize {
+        self.state.read().watchers.len()
+    }
+
+    async fn run(self: Arc<Self>) {
+        let mut backoff = Duration::from_millis(100);
+        loop {
+            if self.stop.is_cancelled() {
+                return;
+            }
+            match self.list_and_watch().await {
+                Ok(()) => return,
+                Err(e) => {
+                    tracing::warn!(prefix = %self.prefix, error = %e, "watch cache lost its storage watch; relisting");
+                    tokio::select! {
+                        _ = tokio::time::sleep(backoff) => {}
+                        _ = self.stop.cancelled() => return,
+                    }
+                    backoff = (backoff * 2).min(Duration::from_secs(5));
+                }
+            }
+        }
+    }
+
+    async fn list_and_watch(self: &Arc<Self>) -> Result<(), StorageError> {
+        let list = self
+            .store
+            .list(&self.prefix, &ListOptions::default())
+            .await?;
+        let mut objects = BTreeMap::new();
+        for o in list.items {
+            let attrs = decode_attrs(&self.attrs, &o.value);
+            let json = with_resource_version(&o.value, o.resource_version);
+            objects.insert(
+                o.key.clone(),
+                Arc::new(CachedObject {
+                    key: o.key,
+                    resource_version: o.resource_version,
+                    json,
+                    attrs,
+                }),
+            );
+        }
+        let rev = list.resource_version;
+        {
+            let mut state = self.state.write();
+            state.objects = objects;
+            state.window.clear();
+            state.oldest_rv = rev;
+            state.rev = rev;
+            // Watchers of the old state may have missed events: close them;
+            // clients re-watch from their last resourceVersion.
+            state.watchers.clear();
+        }
+        self.rev.send_replace(rev);
+        self.ready.send_replace(true);
+        let mut w = self.store.backend().watch(&self.prefix, rev + 1).await?;
+        *self.progress.lock() = Some(w.progress.clone());
+        let mut bookmarks = tokio::time::interval(BOOKMARK_EVERY);
+        bookmarks.tick().await;
+        loop {
+            let item = tokio::select! {
+                _ = self.stop.cancelled() => return Ok(()),
+                _ = bookmarks.tick() => {
+                    self.send_bookmarks();
+                    continue;
+                }
+                item = w.items.recv() => item,
+            };
+            match item {
+                Some(Ok(WatchItem::Event(ev))) => self.apply(ev),
+                Some(Ok(WatchItem::Progress(r))) => {
+                    let mut state = self.state.write();
+                    if r > state.rev {
+                        state.rev = r;
+                        drop(state);
+                        self.rev.send_replace(r);
+                    }
+                }
+                Some(Err(e)) => return Err(e.into()),
+                None => return Err(StorageError::Unavailable("storage watch ended".into())),
+            }
+        }
+    }
+
+    fn send_bookmarks(&self) {
+        let state = self.state.read();
+        for w in state.watchers.values().filter(|w| w.bookmarks) {
+            let _ = w.tx.try_send(WatchMessage::Bookmark(state.rev));
+        }
+    }
+
+    fn apply(&self, ev: super::backend::Event) {
+        let rv = ev.kv.mod_revision;
+        let mut state = self.state.write();
+        if rv <= state.rev {
+            return;
+        }
+        let prev = state.objects.get(&ev.kv.key).cloned();
+        let event = match ev.kind {
+            EventKind::Put => {
+                let attrs = decode_attrs(&self.attrs, &ev.kv.value);
+                let json = with_resource_version(&ev.kv.value, rv);
+                let object = Arc::new(CachedObject {
+                    key: ev.kv.key.clone(),
+                    resource_version: rv,
+                    json,
+                    attrs,
+                });
+                state.objects.insert(ev.kv.key.clone(), object.clone());
+                let kind = if prev.is_some() {
+                    EventType::Modified
+                } else {
+                    EventType::Added
+                };
+                CacheEvent {
+                    kind,
+                    object,
+                    prev,
+                    resource_version: rv,
+                }
+            }
+            EventKind::Delete => {
+                state.objects.remove(&ev.kv.key);
+                // The deleted object's last state, carrying the deletion's revision.
+                let (json, attrs) = match (&ev.prev, &prev) {
+                    (Some(p), Some(c)) => (with_resource_version(&p.value, rv), c.attrs.clone()),
+                    (Some(p), None) => (
+                        with_resource_version(&p.value, rv),
+                        decode_attrs(&self.attrs, &p.value),
+                    ),
+                    (None, Some(c)) => (c.json.clone(), c.attrs.clone()),
+                    (None, None) => return,
+                };
+                let object = Arc::new(CachedObject {
+                    key: ev.kv.key.clone(),
+                    resource_version: rv,
+                    json,
+                    attrs,
+                });
+                CacheEvent {
+                    kind: EventType::Deleted,
+                    object,
+                    prev,
+                    resource_version: rv,
+                }
+            }
+        };
+        let event = Arc::new(event);
+        state.window.push_back(event.clone());
+        while state.window.len() > WINDOW {
+            if let Some(old) = state.window.pop_front() {
+                state.oldest_rv = old.resource_version;
+            }
+        }
+        state.rev = rv;
+        let mut dead = Vec::new();
+        for (id, w) in state.watchers.iter() {
+            if let Some(msg) = route(&event, &w.filter) {
+                if w.tx.try_send(msg).is_err() {
+                    // Full (too slow) or closed (gone): either way it ends here.
+                    dead.push(*id);
+                }
+            }
+        }
+        for id in dead {
+            state.watchers.remove(&id);
+        }
+        drop(state);
+        self.rev.send_replace(rv);
+    }
+}
+
+/// What one watcher sees of an event, given its filter (upstream's
+/// cacheWatcher.convertToWatchEvent).
+fn route(ev: &CacheEvent, filter: &Filter) -> Option<WatchMessage> {
+    let cur = filter.matches(&ev.object);
+    let old = ev.prev.as_ref().is_some_and(|p| filter.matches(p));
+    let kind = match ev.kind {
+        EventType::Deleted => (cur || old).then_some(EventType::Deleted)?,
+        EventType::Added => cur.then_some(EventType::Added)?,
+        EventType::Modified => match (old, cur) {
+            (true, true) => EventType::Modified,
+            (false, true) => EventType::Added,
+            (true, false) => EventType::Deleted,
+            (false, false) => return None,
+        },
+    };
+    Some(WatchMessage::Event {
+        kind,
+        object: ev.object.clone(),
+    })
+}
+
+/// The watch line `{"type":...,"object":...}` for a message, as upstream streams it.
+pub fn watch_line(msg: &WatchMessage, bookmark_object: impl Fn(i64, bool) -> Bytes) -> Bytes {
+    let (kind, object) = match msg {
+        WatchMessage::Event { kind, object } => (kind.as_str(), object.json.clone()),
+        WatchMessage::Bookmark(rv) => ("BOOKMARK", bookmark_object(*rv, false)),
+        WatchMessage::InitialEventsEnd(rv) => ("BOOKMARK", bookmark_object(*rv, true)),
+    };
+    let mut out = Vec::with_capacity(object.len() + 32);
+    out.extend_from_slice(b"{\"type\":\"");
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(b"\",\"object\":");
+    out.extend_from_slice(&object);
+    out.extend_from_slice(b"}\n");
+    Bytes::from(out)
+}
+
+/// Keeps cachers, one per resource prefix, created on first use.
+#[derive(Clone)]
+pub struct CacherSet {
+    store: Store,
+    stop: CancellationToken,
+    cachers: Arc<RwLock<HashMap<String, Arc<Cacher>>>>,
+}
+
+impl CacherSet {
+    pub fn new(store: Store, stop: CancellationToken) -> Self {
+        CacherSet {
+            store,
+            stop,
+            cachers: Arc::default(),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    pub fn get(&self, prefix: &str, attrs: impl FnOnce() -> AttrsFn) -> Arc<Cacher> {
+        if let Some(c) = self.cachers.read().get(prefix) {
+            return c.clone();
+        }
+        let mut all = self.cachers.write();
+        all.entry(prefix.to_string())
+            .or_insert_with(|| {
+                Cacher::new(
+                    prefix.to_string(),
+                    self.store.clone(),
+                    attrs(),
+                    self.stop.child_token(),
+                )
+            })
+            .clone()
+    }
+
+    /// (prefix, object count) of every started cache.
+    pub fn counts(&self) -> Vec<(String, usize)> {
+        self.cachers
+            .read()
+            .iter()
+            .map(|(p, c)| (p.clone(), c.len()))
+            .collect()
+    }
+}
