@@ -13,19 +13,27 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::api::catalog::{Catalog, Owner, Resource};
 use crate::auth::authorizer::{BootstrapPolicy, Chain};
 use crate::auth::tokenfile::TokenFile;
 use crate::auth::x509::ClientCertAuthority;
 use crate::auth::Authenticator;
-use crate::config::CompletedConfig;
+use crate::config::{CompletedConfig, StorageBackend};
 use crate::controlplane::{self, Health};
+use crate::endpoints::ResourceHandler;
 use crate::pki::{self, Pki, ServingNames};
+use crate::registry::Registries;
 use crate::server::filters::{self, ChainState};
 use crate::server::healthz::HealthCheck;
 use crate::server::hooks::PostStartHooks;
 use crate::server::metrics::Metrics;
 use crate::server::serve::{self, TlsServing};
 use crate::server::{chain, RouteInfo};
+use crate::storage::backend::{Backend, BackendError};
+use crate::storage::cacher::CacherSet;
+use crate::storage::embedded::Embedded;
+use crate::storage::etcd::{Etcd, EtcdConfig};
+use crate::storage::store::Store;
 use crate::{aggregator, apiextensions};
 
 /// Told about each start-up step, so a terminal can show a spinner and a
@@ -41,7 +49,11 @@ pub struct Started {
     pub kubeconfig: PathBuf,
     pub started_in: Duration,
     pub routes: Vec<RouteInfo>,
+    /// Stops accepting connections.
     stop: CancellationToken,
+    /// Caches, controllers and loops behind the server.
+    background: CancellationToken,
+    backend: Arc<dyn Backend>,
     shutting_down: Arc<AtomicBool>,
     serving: JoinHandle<()>,
 }
@@ -50,11 +62,14 @@ pub struct Started {
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
 
 impl Started {
-    /// Stops accepting, lets in-flight requests finish (bounded), then returns.
+    /// Stops accepting, lets in-flight requests finish (bounded), stops the
+    /// controllers and closes storage with every acknowledged write flushed.
     pub async fn shutdown(self) {
         self.shutting_down.store(true, Ordering::Release);
         self.stop.cancel();
+        self.background.cancel();
         let _ = self.serving.await;
+        self.backend.close().await;
     }
 }
 
@@ -86,19 +101,56 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         .transpose()
         .map_err(|e| anyhow::anyhow!("--token-auth-file: {e}"))?;
 
+    obs.step("storage");
+    let backend = open_storage(&cfg).await?;
+    obs.done("storage", &storage_detail(&cfg));
+    let background = CancellationToken::new();
+    let store = Store::new(backend.clone());
+    let cachers = CacherSet::new(store, background.child_token());
+    let catalog = Catalog::default();
+    for def in controlplane::builtin::BUILTINS {
+        catalog.add(Resource::from_builtin(def));
+    }
+    let registries = Registries::new(catalog.clone(), cachers.clone(), cfg.storage_prefix.clone());
+    let handler = |owner| ResourceHandler {
+        registries: registries.clone(),
+        owner,
+        stop: background.child_token(),
+    };
+
     obs.step("servers");
     let metrics = Metrics::default();
     let shutting_down = Arc::new(AtomicBool::new(false));
-    let hooks = PostStartHooks::default();
-    let health = health_checks(&hooks, shutting_down.clone());
+    let mut hooks = PostStartHooks::default();
+    let boot = registries.clone();
+    hooks.add("bootstrap-controller", move || async move {
+        controlplane::bootstrap::ensure_system_namespaces(&boot).await
+    });
+    let (tracked, tracked_metrics, tracker_stop) =
+        (cachers.clone(), metrics.clone(), background.child_token());
+    hooks.add("storage-object-count-tracker-hook", move || async move {
+        tokio::spawn(controlplane::track_object_counts(
+            tracked,
+            tracked_metrics,
+            tracker_stop,
+        ));
+        Ok(())
+    });
+    let health = health_checks(&hooks, shutting_down.clone(), backend.clone());
     let root_paths = Arc::new(OnceLock::new());
-    let aggregator = aggregator::server();
+    let server_address = Arc::new(parking_lot::RwLock::new(format!(
+        "{}:{}",
+        cfg.advertise_address, cfg.secure_port
+    )));
+    let aggregator = aggregator::server(catalog.clone(), server_address.clone())
+        .with_resources(handler(Owner::Aggregator));
     let kube = controlplane::server(controlplane::Deps {
         health,
         metrics: metrics.clone(),
         root_paths: root_paths.clone(),
-    });
-    let extensions = apiextensions::server();
+    })
+    .with_resources(handler(Owner::KubeApiserver));
+    let extensions = apiextensions::server().with_resources(handler(Owner::Apiextensions));
     let mut routes = aggregator.route_table();
     routes.extend(kube.route_table());
     routes.extend(extensions.route_table());
@@ -109,7 +161,10 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     paths.sort();
     paths.dedup();
     let _ = root_paths.set(paths);
-    let not_found = chain::not_found(Arc::new(|_group: &str, _version: &str| false));
+    let served = catalog.clone();
+    let not_found = chain::not_found(Arc::new(move |group: &str, version: &str| {
+        served.serves_group_version(group, version)
+    }));
     let router = aggregator.into_router(kube.into_router(extensions.into_router(not_found)));
     let state = Arc::new(ChainState {
         authenticator: Authenticator::new(tokens, cfg.anonymous_auth),
@@ -141,6 +196,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         cfg.bind_address
     };
     let url = pki::server_url(host, addr.port());
+    *server_address.write() = url.trim_start_matches("https://").to_string();
     pki::write_admin_kubeconfig(&cfg.kubeconfig_out, &pki, &url)?;
     let stop = CancellationToken::new();
     let serving = tokio::spawn(serve::serve(
@@ -150,6 +206,13 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         stop.clone(),
         DRAIN_TIMEOUT,
     ));
+    if !cfg.compaction_interval.is_zero() {
+        tokio::spawn(compactor(
+            backend.clone(),
+            cfg.compaction_interval,
+            background.child_token(),
+        ));
+    }
     obs.done("listening", &url);
 
     obs.step("post-start hooks");
@@ -163,9 +226,72 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         started_in: t0.elapsed(),
         routes,
         stop,
+        background,
+        backend,
         shutting_down,
         serving,
     })
+}
+
+async fn open_storage(cfg: &CompletedConfig) -> anyhow::Result<Arc<dyn Backend>> {
+    Ok(match &cfg.storage {
+        StorageBackend::Embedded { dir } => {
+            let dir = dir.clone();
+            let b = tokio::task::spawn_blocking(move || Embedded::open(&dir))
+                .await
+                .context("storage task")?
+                .map_err(|e| anyhow::anyhow!("--data-dir {}: {e}", cfg.data_dir.display()))?;
+            Arc::new(b)
+        }
+        StorageBackend::Etcd {
+            endpoints,
+            ca_file,
+            cert_file,
+            key_file,
+        } => {
+            let ecfg = EtcdConfig {
+                endpoints: endpoints.clone(),
+                ca_file: ca_file.clone(),
+                cert_file: cert_file.clone(),
+                key_file: key_file.clone(),
+            };
+            let b = Etcd::connect(&ecfg, &cfg.storage_prefix)
+                .await
+                .map_err(|e| anyhow::anyhow!("--etcd-servers: {e}"))?;
+            Arc::new(b)
+        }
+    })
+}
+
+fn storage_detail(cfg: &CompletedConfig) -> String {
+    match &cfg.storage {
+        StorageBackend::Embedded { dir } => format!("embedded store in {}", dir.display()),
+        StorageBackend::Etcd { endpoints, .. } => format!(
+            "etcd at {} (prefix {})",
+            endpoints.join(","),
+            cfg.storage_prefix
+        ),
+    }
+}
+
+/// upstream's compactor: every interval, compact to the revision seen at
+/// the previous tick, so one interval of history always stays.
+async fn compactor(backend: Arc<dyn Backend>, every: Duration, stop: CancellationToken) {
+    let mut last: Option<i64> = None;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(every) => {}
+            _ = stop.cancelled() => return,
+        }
+        if let Some(rev) = last {
+            match backend.compact(rev).await {
+                Ok(()) => tracing::debug!(revision = rev, "compacted storage"),
+                Err(BackendError::Compacted { .. }) => {}
+                Err(e) => tracing::warn!(error = %e, "compaction failed"),
+            }
+        }
+        last = backend.current_revision().await.ok();
+    }
 }
 
 fn tls_serving(cfg: &CompletedConfig, pki: &Pki) -> anyhow::Result<TlsServing> {
@@ -191,10 +317,25 @@ fn tls_serving(cfg: &CompletedConfig, pki: &Pki) -> anyhow::Result<TlsServing> {
     TlsServing::new(&cert, &key, client_ca).map_err(|e| anyhow::anyhow!(e))
 }
 
-fn health_checks(hooks: &PostStartHooks, shutting_down: Arc<AtomicBool>) -> Health {
+fn health_checks(
+    hooks: &PostStartHooks,
+    shutting_down: Arc<AtomicBool>,
+    backend: Arc<dyn Backend>,
+) -> Health {
+    let etcd = HealthCheck::new("etcd", move || {
+        let b = backend.clone();
+        async move {
+            match tokio::time::timeout(Duration::from_secs(2), b.current_revision()).await {
+                Ok(Ok(_)) => Ok(()),
+                Ok(Err(e)) => Err(e.to_string()),
+                Err(_) => Err(format!("{} did not answer within 2s", b.name())),
+            }
+        }
+    });
     let mut base = vec![
         HealthCheck::ping(),
         HealthCheck::new("log", || async { Ok(()) }),
+        etcd,
     ];
     base.extend(hooks.checks());
     let mut readyz = base.clone();

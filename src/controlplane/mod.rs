@@ -2,6 +2,9 @@
 //! API groups (as they land), `/version`, health, `/metrics` and the `/`
 //! index.
 
+pub mod bootstrap;
+pub mod builtin;
+
 use std::sync::{Arc, OnceLock};
 
 use axum::extract::{Path, RawQuery};
@@ -89,4 +92,28 @@ fn metrics_text(body: String) -> Response {
         HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
     );
     r
+}
+
+/// Keeps `apiserver_storage_objects` current from the watch caches, as
+/// upstream's storage-object-count tracker does.
+pub async fn track_object_counts(
+    cachers: crate::storage::cacher::CacherSet,
+    metrics: Metrics,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    loop {
+        for (prefix, n) in cachers.counts() {
+            let resource = prefix
+                .trim_end_matches('/')
+                .rsplit('/')
+                .next()
+                .unwrap_or("")
+                .to_string();
+            metrics.set_storage_objects(&resource, n as i64);
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(std::time::Duration::from_secs(10)) => {}
+            _ = stop.cancelled() => return,
+        }
+    }
 }

@@ -13,6 +13,8 @@ use serde::Serialize;
 
 use super::request_info::RequestInfo;
 use crate::api::ApiError;
+use crate::endpoints::ResourceHandler;
+use tower::ServiceExt;
 
 /// What kind of handler serves a route, as `kapi routes` shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -38,10 +40,11 @@ struct Route {
     handler: MethodRouter,
 }
 
-/// A named server with its own route table.
+/// A named server with its own route table, and the resources it serves.
 pub struct GenericServer {
     pub name: &'static str,
     routes: Vec<Route>,
+    resources: Option<ResourceHandler>,
 }
 
 fn method_filter(m: &Method) -> Option<MethodFilter> {
@@ -62,7 +65,14 @@ impl GenericServer {
         GenericServer {
             name,
             routes: Vec::new(),
+            resources: None,
         }
+    }
+
+    /// Serve the catalog's resources owned by this server.
+    pub fn with_resources(mut self, handler: ResourceHandler) -> Self {
+        self.resources = Some(handler);
+        self
     }
 
     /// Adds a non-resource route. `path` uses axum's syntax (`/readyz/{*check}`).
@@ -114,7 +124,27 @@ impl GenericServer {
         for r in self.routes {
             router = router.route(&r.path, r.handler);
         }
-        router.fallback_service(delegate)
+        let resources = self.resources;
+        router.fallback(move |req: Request| {
+            let resources = resources.clone();
+            let delegate = delegate.clone();
+            async move {
+                let info = req
+                    .extensions()
+                    .get::<Arc<RequestInfo>>()
+                    .cloned()
+                    .unwrap_or_default();
+                if let Some(h) = resources.as_ref() {
+                    if h.owns(&info).is_some() {
+                        return h.serve(req, info).await;
+                    }
+                }
+                match delegate.oneshot(req).await {
+                    Ok(r) => r,
+                    Err(never) => match never {},
+                }
+            }
+        })
     }
 }
 

@@ -1,0 +1,256 @@
+//! The catalog: one table of every served resource. Routes, discovery,
+//! OpenAPI and `kapi routes` all read it, so they cannot disagree.
+//! Built-ins are entered once at start (from `controlplane::builtin`);
+//! CRDs and APIServices add and remove entries at run time.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// A subresource as the static table declares it, e.g. `deployments/scale`
+/// served as autoscaling/v1 `Scale`.
+#[derive(Debug, Clone, Copy)]
+pub struct SubDef {
+    pub name: &'static str,
+    /// Group, version and kind of the subresource's object ("" group and
+    /// version: the parent's).
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub verbs: &'static [&'static str],
+}
+
+/// Round-trips a JSON object through its `k8s-openapi` type: a decode
+/// failure is a malformed object; unknown fields are dropped as upstream
+/// drops them.
+pub type TypedCodec = fn(&serde_json::Value) -> Result<serde_json::Value, String>;
+
+/// The typed round trip for `T`.
+pub fn typed<T: DeserializeOwned + Serialize>(
+    v: &serde_json::Value,
+) -> Result<serde_json::Value, String> {
+    let t: T = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+    serde_json::to_value(t).map_err(|e| e.to_string())
+}
+
+/// One built-in resource of one group version, as upstream serves it by default.
+#[derive(Debug, Clone, Copy)]
+pub struct BuiltinDef {
+    pub group: &'static str,
+    pub version: &'static str,
+    pub kind: &'static str,
+    pub plural: &'static str,
+    pub singular: &'static str,
+    pub namespaced: bool,
+    /// Verbs of the main resource, as discovery lists them.
+    pub verbs: &'static [&'static str],
+    pub short_names: &'static [&'static str],
+    pub categories: &'static [&'static str],
+    pub subresources: &'static [SubDef],
+    /// Key path below the storage prefix, as upstream lays it out
+    /// (`pods`, `services/specs`, `deployments`, `ingress`); "" for
+    /// resources that are never stored (reviews).
+    pub storage_path: &'static str,
+    /// `group/version` objects are stored as when several versions are
+    /// served (e.g. `autoscaling/v2`); "" means this version.
+    pub storage_version: &'static str,
+    /// Field selector keys beyond metadata.name and metadata.namespace.
+    pub selectable_fields: &'static [&'static str],
+    pub codec: Option<TypedCodec>,
+}
+
+/// Which server in the chain answers for a resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Owner {
+    KubeApiserver,
+    Apiextensions,
+    Aggregator,
+}
+
+/// A served subresource at run time.
+#[derive(Debug, Clone)]
+pub struct Subresource {
+    pub name: String,
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub verbs: Vec<String>,
+}
+
+/// A served resource at run time (built-in or custom).
+#[derive(Debug, Clone)]
+pub struct Resource {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub list_kind: String,
+    pub plural: String,
+    pub singular: String,
+    pub namespaced: bool,
+    pub verbs: Vec<String>,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+    pub subresources: Vec<Subresource>,
+    pub storage_path: String,
+    pub storage_group: String,
+    pub storage_version: String,
+    pub selectable_fields: Vec<String>,
+    pub codec: Option<TypedCodec>,
+    pub owner: Owner,
+}
+
+impl Resource {
+    pub fn from_builtin(d: &BuiltinDef) -> Resource {
+        let (sg, sv) = match d.storage_version.split_once('/') {
+            Some((g, v)) => (g.to_string(), v.to_string()),
+            None if d.storage_version.is_empty() => (d.group.to_string(), d.version.to_string()),
+            None => (String::new(), d.storage_version.to_string()),
+        };
+        let owner = match d.group {
+            "apiextensions.k8s.io" => Owner::Apiextensions,
+            "apiregistration.k8s.io" => Owner::Aggregator,
+            _ => Owner::KubeApiserver,
+        };
+        Resource {
+            group: d.group.into(),
+            version: d.version.into(),
+            kind: d.kind.into(),
+            list_kind: format!("{}List", d.kind),
+            plural: d.plural.into(),
+            singular: d.singular.into(),
+            namespaced: d.namespaced,
+            verbs: d.verbs.iter().map(|s| s.to_string()).collect(),
+            short_names: d.short_names.iter().map(|s| s.to_string()).collect(),
+            categories: d.categories.iter().map(|s| s.to_string()).collect(),
+            subresources: d
+                .subresources
+                .iter()
+                .map(|s| Subresource {
+                    name: s.name.into(),
+                    group: if s.kind.is_empty() || s.group.is_empty() && s.version.is_empty() {
+                        d.group.into()
+                    } else {
+                        s.group.into()
+                    },
+                    version: if s.version.is_empty() {
+                        d.version.into()
+                    } else {
+                        s.version.into()
+                    },
+                    kind: if s.kind.is_empty() {
+                        d.kind.into()
+                    } else {
+                        s.kind.into()
+                    },
+                    verbs: s.verbs.iter().map(|v| v.to_string()).collect(),
+                })
+                .collect(),
+            storage_path: d.storage_path.into(),
+            storage_group: sg,
+            storage_version: sv,
+            selectable_fields: d.selectable_fields.iter().map(|s| s.to_string()).collect(),
+            codec: d.codec,
+            owner,
+        }
+    }
+
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
+    }
+
+    pub fn has_verb(&self, verb: &str) -> bool {
+        self.verbs.iter().any(|v| v == verb)
+    }
+
+    pub fn subresource(&self, name: &str) -> Option<&Subresource> {
+        self.subresources.iter().find(|s| s.name == name)
+    }
+
+    /// Whether objects are kept in storage (reviews are not).
+    pub fn is_stored(&self) -> bool {
+        !self.storage_path.is_empty()
+    }
+}
+
+/// The live table of served resources, keyed by group, version and plural.
+#[derive(Debug, Default, Clone)]
+pub struct Catalog {
+    inner: Arc<RwLock<CatalogInner>>,
+}
+
+#[derive(Debug, Default)]
+struct CatalogInner {
+    by_gvr: BTreeMap<(String, String, String), Arc<Resource>>,
+    /// Groups in the order they were first added: built-ins in upstream's
+    /// priority order, then custom groups as they come.
+    groups: Vec<String>,
+    generation: u64,
+}
+
+impl Catalog {
+    pub fn add(&self, r: Resource) {
+        let mut inner = self.inner.write();
+        if !inner.groups.contains(&r.group) {
+            inner.groups.push(r.group.clone());
+        }
+        inner.by_gvr.insert(
+            (r.group.clone(), r.version.clone(), r.plural.clone()),
+            Arc::new(r),
+        );
+        inner.generation += 1;
+    }
+
+    /// Groups that have at least one resource, in priority order.
+    pub fn group_order(&self) -> Vec<String> {
+        let inner = self.inner.read();
+        inner
+            .groups
+            .iter()
+            .filter(|g| inner.by_gvr.keys().any(|(rg, _, _)| rg == *g))
+            .cloned()
+            .collect()
+    }
+
+    pub fn remove(&self, group: &str, version: &str, plural: &str) {
+        let mut inner = self.inner.write();
+        inner
+            .by_gvr
+            .remove(&(group.to_string(), version.to_string(), plural.to_string()));
+        inner.generation += 1;
+    }
+
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Resource>> {
+        self.inner
+            .read()
+            .by_gvr
+            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .cloned()
+    }
+
+    /// Every resource, in group, version, plural order.
+    pub fn all(&self) -> Vec<Arc<Resource>> {
+        self.inner.read().by_gvr.values().cloned().collect()
+    }
+
+    /// Whether any resource is served in this group version.
+    pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
+        self.inner
+            .read()
+            .by_gvr
+            .keys()
+            .any(|(g, v, _)| g == group && v == version)
+    }
+
+    /// Changes each time an entry is added or removed (for discovery ETags).
+    pub fn generation(&self) -> u64 {
+        self.inner.read().generation
+    }
+}

@@ -1,0 +1,186 @@
+//! Discovery documents, derived from the catalog: `/api`, `/apis`,
+//! `/apis/<group>`, `/api/v1` and `/apis/<group>/<version>`, with ETags.
+
+use std::cmp::Ordering;
+
+use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use http::{header, HeaderMap, HeaderValue, StatusCode};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use crate::api::catalog::{Catalog, Resource};
+
+/// Kubernetes version priority: GA > beta > alpha, higher numbers first.
+pub fn compare_versions(a: &str, b: &str) -> Ordering {
+    fn parse(v: &str) -> Option<(u32, u32, u32)> {
+        let rest = v.strip_prefix('v')?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let major: u32 = digits.parse().ok()?;
+        let tail = &rest[digits.len()..];
+        if tail.is_empty() {
+            return Some((3, major, 0));
+        }
+        for (label, rank) in [("beta", 2), ("alpha", 1)] {
+            if let Some(n) = tail.strip_prefix(label) {
+                return Some((rank, major, n.parse().ok()?));
+            }
+        }
+        None
+    }
+    match (parse(a), parse(b)) {
+        (Some(x), Some(y)) => y.cmp(&x),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+/// upstream's storageVersionHash: base64 of the first 8 bytes of sha256("group/version/kind").
+pub fn storage_version_hash(r: &Resource) -> String {
+    let digest =
+        Sha256::digest(format!("{}/{}/{}", r.storage_group, r.storage_version, r.kind).as_bytes());
+    base64::engine::general_purpose::STANDARD.encode(&digest[..8])
+}
+
+/// Groups in priority order, each with its versions in priority order.
+pub fn groups(catalog: &Catalog) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for g in catalog.group_order() {
+        if g.is_empty() {
+            continue;
+        }
+        let mut versions: Vec<String> = catalog
+            .all()
+            .iter()
+            .filter(|r| r.group == g)
+            .map(|r| r.version.clone())
+            .collect();
+        versions.sort_by(|a, b| compare_versions(a, b));
+        versions.dedup();
+        if !versions.is_empty() {
+            out.push((g, versions));
+        }
+    }
+    out
+}
+
+fn group_json(name: &str, versions: &[String]) -> Value {
+    let gv = |v: &String| json!({"groupVersion": format!("{name}/{v}"), "version": v});
+    json!({
+        "name": name,
+        "versions": versions.iter().map(gv).collect::<Vec<_>>(),
+        "preferredVersion": versions.first().map(gv).unwrap_or(Value::Null),
+    })
+}
+
+pub fn api_versions(server_address: &str) -> Value {
+    json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}]})
+}
+
+pub fn api_group_list(catalog: &Catalog) -> Value {
+    let groups: Vec<Value> = groups(catalog)
+        .iter()
+        .map(|(g, v)| group_json(g, v))
+        .collect();
+    json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+}
+
+pub fn api_group(catalog: &Catalog, group: &str) -> Option<Value> {
+    let (name, versions) = groups(catalog).into_iter().find(|(g, _)| g == group)?;
+    let mut v = group_json(&name, &versions);
+    v["kind"] = json!("APIGroup");
+    v["apiVersion"] = json!("v1");
+    Some(v)
+}
+
+pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Value> {
+    let rs: Vec<_> = catalog
+        .all()
+        .into_iter()
+        .filter(|r| r.group == group && r.version == version)
+        .collect();
+    if rs.is_empty() {
+        return None;
+    }
+    let mut resources = Vec::new();
+    for r in &rs {
+        let mut e = json!({
+            "name": r.plural,
+            "singularName": r.singular,
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": r.verbs,
+        });
+        if !r.short_names.is_empty() {
+            e["shortNames"] = json!(r.short_names);
+        }
+        if !r.categories.is_empty() {
+            e["categories"] = json!(r.categories);
+        }
+        if r.is_stored() {
+            e["storageVersionHash"] = json!(storage_version_hash(r));
+        }
+        resources.push(e);
+        for s in &r.subresources {
+            let mut e = json!({
+                "name": format!("{}/{}", r.plural, s.name),
+                "singularName": "",
+                "namespaced": r.namespaced,
+                "kind": s.kind,
+                "verbs": s.verbs,
+            });
+            if s.group != r.group || s.version != r.version {
+                e["group"] = json!(s.group);
+                e["version"] = json!(s.version);
+            }
+            resources.push(e);
+        }
+    }
+    let gv = if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    };
+    Some(
+        json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources}),
+    )
+}
+
+/// A discovery document with an ETag; `304 Not Modified` when the client has it.
+pub fn respond(doc: &Value, request_headers: &HeaderMap) -> Response {
+    let body = serde_json::to_vec(doc).unwrap_or_default();
+    let etag = format!("\"{:x}\"", Sha256::digest(&body));
+    if request_headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.split(',').any(|t| t.trim() == etag))
+    {
+        let mut r = StatusCode::NOT_MODIFIED.into_response();
+        if let Ok(v) = HeaderValue::from_str(&etag) {
+            r.headers_mut().insert(header::ETAG, v);
+        }
+        return r;
+    }
+    let mut r = (StatusCode::OK, body).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if let Ok(v) = HeaderValue::from_str(&etag) {
+        r.headers_mut().insert(header::ETAG, v);
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_priority() {
+        let mut v = vec!["v1beta1", "v1", "v2", "v1alpha1", "v2beta2", "foo"];
+        v.sort_by(|a, b| compare_versions(a, b));
+        assert_eq!(v, vec!["v2", "v1", "v2beta2", "v1beta1", "v1alpha1", "foo"]);
+    }
+}

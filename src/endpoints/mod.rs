@@ -1,0 +1,862 @@
+//! REST handlers: one request on one resource, from the URL and query to
+//! the registry and back, with upstream's content negotiation, list and
+//! watch framing, Tables and error bodies.
+
+pub mod discovery;
+pub mod negotiation;
+pub mod table;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::extract::Request;
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::{header, HeaderValue, Method, StatusCode};
+use serde_json::{json, Value};
+
+use crate::api::catalog::{Owner, Resource};
+use crate::api::ApiError;
+use crate::registry::{
+    meta, DeleteOptions, FieldValidation, ListParams, PatchType, Registries, Registry,
+    WriteOptions, Written,
+};
+use crate::server::request_info::{percent_decode, RequestInfo};
+use crate::storage::cacher::{watch_line, WatchMessage};
+use crate::storage::store::Preconditions;
+use negotiation::{BodyFormat, Output};
+
+/// upstream's limit on request bodies.
+pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
+/// Default watch length when the client names none (upstream picks 30-60 minutes).
+const DEFAULT_WATCH_SECONDS: u64 = 1800;
+
+/// Serves the resources of one server in the chain.
+#[derive(Clone)]
+pub struct ResourceHandler {
+    pub registries: Registries,
+    pub owner: Owner,
+    pub stop: tokio_util::sync::CancellationToken,
+}
+
+/// All values of each query parameter.
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn parse(q: Option<&str>) -> Query {
+        Query(
+            q.unwrap_or("")
+                .split('&')
+                .filter(|p| !p.is_empty())
+                .map(|p| {
+                    let (k, v) = p.split_once('=').unwrap_or((p, ""));
+                    (percent_decode(k), percent_decode(v))
+                })
+                .collect(),
+        )
+    }
+
+    fn get(&self, k: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn all(&self, k: &str) -> Vec<&str> {
+        self.0
+            .iter()
+            .filter(|(key, _)| key == k)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    fn flag(&self, k: &str) -> bool {
+        self.get(k).is_some_and(|v| v == "true" || v == "1")
+    }
+
+    fn list_params(&self) -> ListParams {
+        ListParams {
+            label_selector: self.get("labelSelector").map(String::from),
+            field_selector: self.get("fieldSelector").map(String::from),
+            limit: self.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0),
+            continue_token: self.get("continue").map(String::from),
+            resource_version: self.get("resourceVersion").map(String::from),
+            resource_version_match: self.get("resourceVersionMatch").map(String::from),
+        }
+    }
+}
+
+fn json_response(code: StatusCode, body: Bytes) -> Response {
+    let mut r = (code, body).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+fn yaml_response(code: StatusCode, json_body: &[u8]) -> Response {
+    match serde_json::from_slice::<Value>(json_body)
+        .ok()
+        .and_then(|v| serde_saphyr::to_string(&v).ok())
+    {
+        Some(y) => {
+            let mut r = (code, y).into_response();
+            r.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/yaml"),
+            );
+            r
+        }
+        None => ApiError::internal("could not encode YAML").into_response(),
+    }
+}
+
+fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
+    for w in warnings {
+        if let Ok(v) = HeaderValue::from_str(&format!("299 - {w:?}")) {
+            resp.headers_mut().append(header::WARNING, v);
+        }
+    }
+    resp
+}
+
+/// Validates `dryRun`: only `All` is known.
+fn dry_run(q: &Query, options_kind: &str) -> Result<bool, ApiError> {
+    let values = q.all("dryRun");
+    for v in &values {
+        if *v != "All" {
+            let shown = format!(
+                "[]string{{{}}}",
+                values
+                    .iter()
+                    .map(|x| format!("{x:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            let cause = k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause {
+                reason: Some("FieldValueNotSupported".into()),
+                message: Some(format!(
+                    "Unsupported value: {shown}: supported values: \"All\""
+                )),
+                field: Some("dryRun".into()),
+            };
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                options_kind,
+                "",
+                vec![cause],
+            ));
+        }
+    }
+    Ok(!values.is_empty())
+}
+
+fn field_validation(q: &Query) -> Result<FieldValidation, ApiError> {
+    match q.get("fieldValidation").unwrap_or("") {
+        "" | "Warn" => Ok(FieldValidation::Warn),
+        "Strict" => Ok(FieldValidation::Strict),
+        "Ignore" => Ok(FieldValidation::Ignore),
+        other => Err(ApiError::bad_request(format!(
+            "fieldValidation: Unsupported value: {other:?}: supported values: \"Ignore\", \"Strict\", \"Warn\""
+        ))),
+    }
+}
+
+fn write_options(q: &Query, options_kind: &str) -> Result<WriteOptions, ApiError> {
+    Ok(WriteOptions {
+        dry_run: dry_run(q, options_kind)?,
+        field_manager: q.get("fieldManager").map(String::from),
+        field_validation: field_validation(q)?,
+    })
+}
+
+async fn read_body(req: Request) -> Result<Bytes, ApiError> {
+    axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
+        .await
+        .map_err(|e| {
+            let text = e.to_string();
+            if text.contains("length limit")
+                || std::error::Error::source(&e)
+                    .is_some_and(|s| s.to_string().contains("length limit"))
+            {
+                ApiError::too_large(MAX_BODY_BYTES)
+            } else {
+                ApiError::bad_request(format!("unable to read the request body: {text}"))
+            }
+        })
+}
+
+fn decode_body(bytes: &[u8], format: BodyFormat, expected_kind: &str) -> Result<Value, ApiError> {
+    let parsed = match format {
+        BodyFormat::Json => serde_json::from_slice::<Value>(bytes).map_err(|e| e.to_string()),
+        BodyFormat::Yaml => serde_saphyr::from_slice::<Value>(bytes).map_err(|e| e.to_string()),
+    };
+    parsed.map_err(|e| {
+        let shown: String = String::from_utf8_lossy(bytes).chars().take(64).collect();
+        ApiError::bad_request(format!(
+            "the object provided is unrecognized (must be of type {expected_kind}): couldn't get version/kind; json parse error: {e} ({shown})"
+        ))
+    })
+}
+
+/// `{"kind":"<X>List","apiVersion":..,"metadata":{..},"items":[..]}` written from stored bytes.
+fn list_body(
+    r: &Resource,
+    items: &[Bytes],
+    rv: i64,
+    cont: Option<&str>,
+    remaining: Option<i64>,
+) -> Bytes {
+    let mut meta = serde_json::Map::new();
+    meta.insert("resourceVersion".into(), json!(rv.to_string()));
+    if let Some(c) = cont {
+        meta.insert("continue".into(), json!(c));
+    }
+    if let Some(n) = remaining {
+        meta.insert("remainingItemCount".into(), json!(n));
+    }
+    let head = format!(
+        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
+        json!(r.list_kind),
+        json!(r.api_version()),
+        Value::Object(meta)
+    );
+    let size = head.len() + items.iter().map(|i| i.len() + 1).sum::<usize>() + 2;
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(head.as_bytes());
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(item);
+    }
+    out.extend_from_slice(b"]}");
+    Bytes::from(out)
+}
+
+fn status_success(r: &Resource, obj: &[u8]) -> Bytes {
+    let v: Value = serde_json::from_slice(obj).unwrap_or(json!({}));
+    let mut details = serde_json::Map::new();
+    details.insert("name".into(), json!(meta::name(&v)));
+    if !r.group.is_empty() {
+        details.insert("group".into(), json!(r.group));
+    }
+    details.insert("kind".into(), json!(r.plural));
+    details.insert("uid".into(), json!(meta::str_field(&v, "uid")));
+    Bytes::from(
+        serde_json::to_vec(&json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}))
+            .unwrap_or_default(),
+    )
+}
+
+impl ResourceHandler {
+    /// Whether this server answers the request.
+    pub fn owns(&self, info: &RequestInfo) -> Option<Arc<Resource>> {
+        if !info.is_resource_request {
+            return None;
+        }
+        let r = self
+            .registries
+            .catalog
+            .get(&info.api_group, &info.api_version, &info.resource)?;
+        (r.owner == self.owner).then_some(r)
+    }
+
+    pub async fn serve(&self, req: Request, info: Arc<RequestInfo>) -> Response {
+        match self.handle(req, &info).await {
+            Ok(resp) => resp,
+            Err(e) => e.into_response(),
+        }
+    }
+
+    async fn handle(&self, req: Request, info: &RequestInfo) -> Result<Response, ApiError> {
+        let registry = self
+            .registries
+            .get(&info.api_group, &info.api_version, &info.resource)
+            .ok_or_else(ApiError::resource_not_found)?;
+        let r = registry.resource.clone();
+        // /api/v1/namespaces/{ns}/... on a cluster-scoped resource, or the reverse, is not a route.
+        let q = Query::parse(req.uri().query());
+        let accept = req
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
+        let output = negotiation::output(
+            accept.as_deref(),
+            q.get("includeObject").is_some_and(|v| v == "Object"),
+        )?;
+        let ns = info.namespace.as_str();
+        if r.namespaced && ns.is_empty() && !matches!(info.verb.as_str(), "list" | "watch") {
+            return Err(ApiError::resource_not_found());
+        }
+        if !r.namespaced && !ns.is_empty() && !(r.plural == "namespaces") {
+            return Err(ApiError::resource_not_found());
+        }
+        let sub = (!info.subresource.is_empty()).then_some(info.subresource.as_str());
+        if let Some(s) = sub {
+            if r.subresource(s).is_none() || info.parts.len() > 3 && !matches!(s, "proxy") {
+                return Err(ApiError::resource_not_found());
+            }
+            return self.subresource(&registry, req, info, s, &q, output).await;
+        }
+        if info.parts.len() > 2 {
+            return Err(ApiError::resource_not_found());
+        }
+        if !r.has_verb(&info.verb) {
+            return Err(ApiError::method_not_allowed());
+        }
+        let name = info.name.as_str();
+        match info.verb.as_str() {
+            "get" => {
+                let obj = registry
+                    .get_object(ns, name, q.get("resourceVersion"))
+                    .await?;
+                Ok(self.object_response(&registry, StatusCode::OK, obj, output))
+            }
+            "list" => {
+                let list = registry.list(ns, &q.list_params()).await?;
+                Ok(self.list_response(&registry, list, output))
+            }
+            "watch" => self.watch(&registry, info, &q, output).await,
+            "create" => {
+                if req.method() != Method::POST {
+                    return Err(ApiError::method_not_allowed());
+                }
+                let opts = write_options(&q, "CreateOptions")?;
+                let body = self.body(req, &r.kind).await?;
+                let written = registry.create(ns, body, &opts).await?;
+                Ok(self.written(&registry, StatusCode::CREATED, written, output))
+            }
+            "update" => {
+                let opts = write_options(&q, "UpdateOptions")?;
+                let body = self.body(req, &r.kind).await?;
+                let written = registry.update(ns, name, body, None, &opts).await?;
+                Ok(self.written(&registry, StatusCode::OK, written, output))
+            }
+            "patch" => {
+                let (pt, body, opts) = self.patch_parts(req, &q).await?;
+                let written = registry.patch(ns, name, pt, &body, None, &opts).await?;
+                Ok(self.written(&registry, StatusCode::OK, written, output))
+            }
+            "delete" => {
+                let opts = self.delete_options(req, &q).await?;
+                let (obj, gone) = registry.delete(ns, name, &opts).await?;
+                if gone {
+                    Ok(json_response(StatusCode::OK, status_success(&r, &obj)))
+                } else {
+                    Ok(self.object_response(&registry, StatusCode::OK, obj, output))
+                }
+            }
+            "deletecollection" => {
+                let opts = self.delete_options(req, &q).await?;
+                let list = registry
+                    .delete_collection(ns, &q.list_params(), &opts)
+                    .await?;
+                Ok(self.list_response(&registry, list, Output::Json))
+            }
+            _ => Err(ApiError::method_not_allowed()),
+        }
+    }
+
+    async fn body(&self, req: Request, kind: &str) -> Result<Value, ApiError> {
+        let format = negotiation::body_format(
+            req.headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok()),
+        )?;
+        let bytes = read_body(req).await?;
+        decode_body(&bytes, format, kind)
+    }
+
+    async fn patch_parts(
+        &self,
+        req: Request,
+        q: &Query,
+    ) -> Result<(PatchType, Bytes, WriteOptions), ApiError> {
+        let ct = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string();
+        let pt = match ct.as_str() {
+            "application/json-patch+json" => PatchType::Json,
+            "application/merge-patch+json" => PatchType::Merge,
+            "application/strategic-merge-patch+json" => PatchType::StrategicMerge,
+            "application/apply-patch+yaml" | "application/apply-patch+cbor" => PatchType::Apply,
+            _ => {
+                return Err(ApiError::new(
+                    415,
+                    crate::api::Reason::UnsupportedMediaType,
+                    format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {ct:?})"),
+                ))
+            }
+        };
+        let opts = write_options(q, "PatchOptions")?;
+        let body = read_body(req).await?;
+        Ok((pt, body, opts))
+    }
+
+    async fn delete_options(&self, req: Request, q: &Query) -> Result<DeleteOptions, ApiError> {
+        let mut opts = DeleteOptions {
+            dry_run: dry_run(q, "DeleteOptions")?,
+            ..Default::default()
+        };
+        opts.propagation_policy = q.get("propagationPolicy").map(String::from);
+        let bytes = read_body(req).await?;
+        if !bytes.iter().all(u8::is_ascii_whitespace) {
+            let v: Value = serde_json::from_slice(&bytes)
+                .or_else(|_| serde_saphyr::from_slice::<Value>(&bytes))
+                .map_err(|e| {
+                    ApiError::bad_request(format!("unable to decode DeleteOptions: {e}"))
+                })?;
+            if let Some(p) = v.get("propagationPolicy").and_then(Value::as_str) {
+                opts.propagation_policy = Some(p.to_string());
+            }
+            if v.get("orphanDependents").and_then(Value::as_bool) == Some(true)
+                && opts.propagation_policy.is_none()
+            {
+                opts.propagation_policy = Some("Orphan".into());
+            }
+            opts.preconditions = Preconditions {
+                uid: v["preconditions"]["uid"].as_str().map(String::from),
+                resource_version: v["preconditions"]["resourceVersion"]
+                    .as_str()
+                    .map(String::from),
+            };
+            if v["dryRun"]
+                .as_array()
+                .is_some_and(|a| a.iter().any(|x| x == "All"))
+            {
+                opts.dry_run = true;
+            }
+        }
+        Ok(opts)
+    }
+
+    fn written(
+        &self,
+        registry: &Registry,
+        code: StatusCode,
+        w: Written,
+        output: Output,
+    ) -> Response {
+        with_warnings(
+            self.object_response(registry, code, w.object, output),
+            &w.warnings,
+        )
+    }
+
+    fn object_response(
+        &self,
+        registry: &Registry,
+        code: StatusCode,
+        obj: Bytes,
+        output: Output,
+    ) -> Response {
+        match output {
+            Output::Json => json_response(code, obj),
+            Output::Yaml => yaml_response(code, &obj),
+            Output::Table { include_object } => {
+                let v: Value = serde_json::from_slice(&obj).unwrap_or(json!({}));
+                let rv = meta::str_field(&v, "resourceVersion").to_string();
+                json_response(
+                    code,
+                    table::table(registry, &[v], &rv, None, include_object),
+                )
+            }
+            Output::PartialObjectMetadata => {
+                let v: Value = serde_json::from_slice(&obj).unwrap_or(json!({}));
+                json_response(
+                    code,
+                    Bytes::from(serde_json::to_vec(&table::partial(&v)).unwrap_or_default()),
+                )
+            }
+        }
+    }
+
+    fn list_response(
+        &self,
+        registry: &Registry,
+        list: crate::registry::ListOut,
+        output: Output,
+    ) -> Response {
+        let r = &registry.resource;
+        match output {
+            Output::Json => json_response(
+                StatusCode::OK,
+                list_body(
+                    r,
+                    &list.items,
+                    list.resource_version,
+                    list.continue_token.as_deref(),
+                    list.remaining_item_count,
+                ),
+            ),
+            Output::Yaml => yaml_response(
+                StatusCode::OK,
+                &list_body(
+                    r,
+                    &list.items,
+                    list.resource_version,
+                    list.continue_token.as_deref(),
+                    list.remaining_item_count,
+                ),
+            ),
+            Output::Table { include_object } => {
+                let objs: Vec<Value> = list
+                    .items
+                    .iter()
+                    .filter_map(|b| serde_json::from_slice(b).ok())
+                    .collect();
+                json_response(
+                    StatusCode::OK,
+                    table::table(
+                        registry,
+                        &objs,
+                        &list.resource_version.to_string(),
+                        list.continue_token.as_deref(),
+                        include_object,
+                    ),
+                )
+            }
+            Output::PartialObjectMetadata => {
+                let items: Vec<Value> = list
+                    .items
+                    .iter()
+                    .filter_map(|b| serde_json::from_slice::<Value>(b).ok())
+                    .map(|v| table::partial(&v))
+                    .collect();
+                let mut meta = serde_json::Map::new();
+                meta.insert(
+                    "resourceVersion".into(),
+                    json!(list.resource_version.to_string()),
+                );
+                if let Some(c) = &list.continue_token {
+                    meta.insert("continue".into(), json!(c));
+                }
+                let body = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items});
+                json_response(
+                    StatusCode::OK,
+                    Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
+                )
+            }
+        }
+    }
+
+    async fn watch(
+        &self,
+        registry: &Registry,
+        info: &RequestInfo,
+        q: &Query,
+        output: Output,
+    ) -> Result<Response, ApiError> {
+        let params = q.list_params();
+        let name = (!info.name.is_empty()).then_some(info.name.as_str());
+        // A name from the path narrows the watch; one from a field selector is already in `params`.
+        let path_name = if info.parts.len() >= 2 { name } else { None };
+        let rx = registry
+            .watch(
+                &info.namespace,
+                path_name,
+                &params,
+                q.flag("sendInitialEvents"),
+                q.flag("allowWatchBookmarks"),
+            )
+            .await;
+        let timeout = q
+            .get("timeoutSeconds")
+            .and_then(|t| t.parse::<u64>().ok())
+            .unwrap_or(DEFAULT_WATCH_SECONDS);
+        let r = registry.resource.clone();
+        let stop = self.stop.clone();
+        let table_registry = matches!(output, Output::Table { .. } | Output::PartialObjectMetadata)
+            .then(|| registry.resource.clone());
+        let registries = self.registries.clone();
+        let bookmark = move |rv: i64, initial_end: bool| -> Bytes {
+            let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+            if initial_end {
+                meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+            }
+            Bytes::from(
+                serde_json::to_vec(
+                    &json!({"kind": r.kind, "apiVersion": r.api_version(), "metadata": meta}),
+                )
+                .unwrap_or_default(),
+            )
+        };
+        let (tx, body_rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(64);
+        match rx {
+            Err(e) if e.code == 410 => {
+                // upstream answers an expired watch with one ERROR event, not an HTTP error.
+                let status = serde_json::to_vec(&e.to_status()).unwrap_or_default();
+                let mut line = b"{\"type\":\"ERROR\",\"object\":".to_vec();
+                line.extend_from_slice(&status);
+                line.extend_from_slice(b"}\n");
+                let _ = tx.try_send(Ok(Bytes::from(line)));
+                drop(tx);
+            }
+            Err(e) => return Err(e),
+            Ok(mut rx) => {
+                tokio::spawn(async move {
+                    let deadline = tokio::time::sleep(Duration::from_secs(timeout));
+                    tokio::pin!(deadline);
+                    loop {
+                        let msg = tokio::select! {
+                            _ = &mut deadline => break,
+                            _ = stop.cancelled() => break,
+                            _ = tx.closed() => break,
+                            m = rx.recv() => match m { Some(m) => m, None => break },
+                        };
+                        let line = match (&table_registry, &msg) {
+                            (Some(res), WatchMessage::Event { kind, object }) => {
+                                let Some(reg) =
+                                    registries.get(&res.group, &res.version, &res.plural)
+                                else {
+                                    break;
+                                };
+                                let v: Value =
+                                    serde_json::from_slice(&object.json).unwrap_or(json!({}));
+                                let obj = match output {
+                                    Output::PartialObjectMetadata => Bytes::from(
+                                        serde_json::to_vec(&table::partial(&v)).unwrap_or_default(),
+                                    ),
+                                    _ => table::table(
+                                        &reg,
+                                        &[v],
+                                        &object.resource_version.to_string(),
+                                        None,
+                                        true,
+                                    ),
+                                };
+                                let mut l = format!("{{\"type\":\"{}\",\"object\":", kind.as_str())
+                                    .into_bytes();
+                                l.extend_from_slice(&obj);
+                                l.extend_from_slice(b"}\n");
+                                Bytes::from(l)
+                            }
+                            _ => watch_line(&msg, &bookmark),
+                        };
+                        if tx.send(Ok(line)).await.is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        }
+        let stream = futures::stream::unfold(body_rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        });
+        let mut resp = Response::new(Body::from_stream(stream));
+        resp.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        resp.headers_mut().insert(
+            header::TRANSFER_ENCODING,
+            HeaderValue::from_static("chunked"),
+        );
+        Ok(resp)
+    }
+
+    async fn subresource(
+        &self,
+        registry: &Registry,
+        req: Request,
+        info: &RequestInfo,
+        sub: &str,
+        q: &Query,
+        output: Output,
+    ) -> Result<Response, ApiError> {
+        let r = registry.resource.clone();
+        let spec = r
+            .subresource(sub)
+            .cloned()
+            .ok_or_else(ApiError::resource_not_found)?;
+        if !spec.verbs.iter().any(|v| *v == info.verb) {
+            return Err(ApiError::method_not_allowed());
+        }
+        let (ns, name) = (info.namespace.as_str(), info.name.as_str());
+        match sub {
+            "status" => match info.verb.as_str() {
+                "get" => Ok(self.object_response(
+                    registry,
+                    StatusCode::OK,
+                    registry
+                        .get_object(ns, name, q.get("resourceVersion"))
+                        .await?,
+                    output,
+                )),
+                "update" => {
+                    let opts = write_options(q, "UpdateOptions")?;
+                    let body = self.body(req, &r.kind).await?;
+                    Ok(self.written(
+                        registry,
+                        StatusCode::OK,
+                        registry
+                            .update(ns, name, body, Some("status"), &opts)
+                            .await?,
+                        output,
+                    ))
+                }
+                "patch" => {
+                    let (pt, body, opts) = self.patch_parts(req, q).await?;
+                    Ok(self.written(
+                        registry,
+                        StatusCode::OK,
+                        registry
+                            .patch(ns, name, pt, &body, Some("status"), &opts)
+                            .await?,
+                        output,
+                    ))
+                }
+                _ => Err(ApiError::method_not_allowed()),
+            },
+            "scale" => self.scale(registry, req, info, q).await,
+            "log" | "exec" | "attach" | "portforward" | "proxy" => {
+                let obj = registry.get_object(ns, name, None).await?;
+                let v: Value = serde_json::from_slice(&obj).unwrap_or(json!({}));
+                let node = v["spec"]["nodeName"].as_str().unwrap_or("");
+                if r.kind == "Pod" && node.is_empty() {
+                    if sub == "log" {
+                        // upstream: an unscheduled pod has no log yet.
+                        return Ok(StatusCode::NO_CONTENT.into_response());
+                    }
+                    return Err(ApiError::bad_request(format!(
+                        "pod {name} does not have a host assigned"
+                    )));
+                }
+                Err(ApiError::service_unavailable(format!(
+                    "kapi runs no kubelets: {}/{sub} of {name} needs a node agent, which this server does not have",
+                    r.plural
+                )))
+            }
+            _ => Err(ApiError::new(
+                405,
+                crate::api::Reason::MethodNotAllowed,
+                format!("{}/{sub} is not served by kapi yet", r.plural),
+            )),
+        }
+    }
+
+    async fn scale(
+        &self,
+        registry: &Registry,
+        req: Request,
+        info: &RequestInfo,
+        q: &Query,
+    ) -> Result<Response, ApiError> {
+        let (ns, name) = (info.namespace.as_str(), info.name.as_str());
+        let to_scale = |obj: &Value| -> Value {
+            let m = &obj["metadata"];
+            let selector = obj["spec"]["selector"]["matchLabels"]
+                .as_object()
+                .map(|l| {
+                    l.iter()
+                        .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .or_else(|| {
+                    obj["spec"]["selector"]
+                        .as_object()
+                        .filter(|_| registry.resource.kind == "ReplicationController")
+                        .map(|l| {
+                            l.iter()
+                                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+                                .collect::<Vec<_>>()
+                                .join(",")
+                        })
+                })
+                .unwrap_or_default();
+            json!({
+                "kind": "Scale", "apiVersion": "autoscaling/v1",
+                "metadata": {"name": m["name"], "namespace": m["namespace"], "uid": m["uid"], "resourceVersion": m["resourceVersion"], "creationTimestamp": m["creationTimestamp"]},
+                "spec": {"replicas": obj["spec"]["replicas"].as_i64().unwrap_or(0)},
+                "status": {"replicas": obj["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector}
+            })
+        };
+        let respond = |obj: &Bytes| {
+            let v: Value = serde_json::from_slice(obj).unwrap_or(json!({}));
+            json_response(
+                StatusCode::OK,
+                Bytes::from(serde_json::to_vec(&to_scale(&v)).unwrap_or_default()),
+            )
+        };
+        match info.verb.as_str() {
+            "get" => Ok(respond(&registry.get_object(ns, name, None).await?)),
+            "update" | "patch" => {
+                let is_patch = info.verb == "patch";
+                let (pt, body, opts) = if is_patch {
+                    self.patch_parts(req, q).await?
+                } else {
+                    (
+                        PatchType::Merge,
+                        read_body(req).await?,
+                        write_options(q, "UpdateOptions")?,
+                    )
+                };
+                let current = registry.get_object(ns, name, None).await?;
+                let cur: Value = serde_json::from_slice(&current).unwrap_or(json!({}));
+                let mut scale = to_scale(&cur);
+                let given: Value = serde_json::from_slice(&body)
+                    .or_else(|_| serde_saphyr::from_slice::<Value>(&body))
+                    .map_err(|e| ApiError::bad_request(format!("unable to decode Scale: {e}")))?;
+                if is_patch {
+                    match pt {
+                        PatchType::Json => {
+                            let p: json_patch::Patch = serde_json::from_value(given)
+                                .map_err(|e| ApiError::bad_request(e.to_string()))?;
+                            json_patch::patch(&mut scale, &p).map_err(|e| {
+                                ApiError::new(422, crate::api::Reason::Invalid, e.to_string())
+                            })?;
+                        }
+                        _ => json_patch::merge(&mut scale, &given),
+                    }
+                } else {
+                    scale = given;
+                }
+                let replicas = scale["spec"]["replicas"].as_i64().unwrap_or(0);
+                if replicas < 0 {
+                    let cause = crate::registry::validation::FieldError::invalid(
+                        "spec.replicas",
+                        json!(replicas),
+                        "must be greater than or equal to 0",
+                    )
+                    .to_cause();
+                    return Err(ApiError::invalid("autoscaling", "Scale", name, vec![cause]));
+                }
+                let rv = scale["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string();
+                let patch = json!({"metadata": {"resourceVersion": if rv.is_empty() { Value::Null } else { json!(rv) }}, "spec": {"replicas": replicas}});
+                let patch = if rv.is_empty() {
+                    json!({"spec": {"replicas": replicas}})
+                } else {
+                    patch
+                };
+                let written = registry
+                    .patch(
+                        ns,
+                        name,
+                        PatchType::Merge,
+                        &serde_json::to_vec(&patch).unwrap_or_default(),
+                        None,
+                        &opts,
+                    )
+                    .await?;
+                Ok(respond(&written.object))
+            }
+            _ => Err(ApiError::method_not_allowed()),
+        }
+    }
+}

@@ -1,0 +1,980 @@
+//! The generic registry (upstream's `genericregistry.Store`): every verb
+//! written once over storage, the watch cache and a resource's strategy.
+//! Each stage of the write path is a named step: decode, default, prepare,
+//! admit, validate, encode, store.
+
+pub mod apps;
+pub mod core;
+pub mod meta;
+pub mod strategy;
+pub mod validation;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use parking_lot::RwLock;
+use serde_json::{json, Value};
+
+use crate::api::catalog::{Catalog, Resource};
+use crate::api::selector::{FieldSelector, LabelSelector};
+use crate::api::status::qualified_kind;
+use crate::api::ApiError;
+use crate::storage::cacher::{
+    AttrsFn, Cacher, CacherSet, Filter, ObjectAttrs, WatchMessage, WatchOptions, WatchStart,
+};
+use crate::storage::store::{
+    self, ListOptions, Preconditions, RvMatch, StorageError, Store, CONFLICT_MODIFIED,
+};
+use strategy::Strategy;
+use validation::FieldError;
+
+/// `fieldValidation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FieldValidation {
+    Ignore,
+    #[default]
+    Warn,
+    Strict,
+}
+
+/// Options every write takes.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    pub dry_run: bool,
+    pub field_manager: Option<String>,
+    pub field_validation: FieldValidation,
+}
+
+/// What a write returns: the object as stored, and warnings for the client.
+#[derive(Debug, Clone)]
+pub struct Written {
+    pub object: Bytes,
+    pub warnings: Vec<String>,
+}
+
+/// The patch formats kapi accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    Json,
+    Merge,
+    StrategicMerge,
+    Apply,
+}
+
+/// `DeleteOptions` that change what a delete does.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    pub preconditions: Preconditions,
+    pub propagation_policy: Option<String>,
+    pub dry_run: bool,
+}
+
+/// A list request's selection and paging.
+#[derive(Debug, Clone, Default)]
+pub struct ListParams {
+    pub label_selector: Option<String>,
+    pub field_selector: Option<String>,
+    pub limit: i64,
+    pub continue_token: Option<String>,
+    pub resource_version: Option<String>,
+    pub resource_version_match: Option<String>,
+}
+
+/// A list as bytes: each item is an object's JSON.
+#[derive(Debug, Default)]
+pub struct ListOut {
+    pub items: Vec<Bytes>,
+    pub resource_version: i64,
+    pub continue_token: Option<String>,
+    pub remaining_item_count: Option<i64>,
+}
+
+/// All registries, created on first use from the catalog.
+#[derive(Clone)]
+pub struct Registries {
+    pub catalog: Catalog,
+    pub cachers: CacherSet,
+    prefix: String,
+    by_gvr: Arc<RwLock<HashMap<(String, String, String), Arc<Registry>>>>,
+}
+
+impl Registries {
+    pub fn new(catalog: Catalog, cachers: CacherSet, prefix: String) -> Self {
+        Registries {
+            catalog,
+            cachers,
+            prefix,
+            by_gvr: Arc::default(),
+        }
+    }
+
+    pub fn store(&self) -> &Store {
+        self.cachers.store()
+    }
+
+    pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Registry>> {
+        let key = (group.to_string(), version.to_string(), plural.to_string());
+        if let Some(r) = self.by_gvr.read().get(&key) {
+            return Some(r.clone());
+        }
+        let resource = self.catalog.get(group, version, plural)?;
+        let reg = Arc::new(Registry::new(resource, self.clone()));
+        self.by_gvr.write().insert(key, reg.clone());
+        Some(reg)
+    }
+
+    /// Forgets a registry (a CRD went away).
+    pub fn forget(&self, group: &str, version: &str, plural: &str) {
+        self.by_gvr
+            .write()
+            .remove(&(group.to_string(), version.to_string(), plural.to_string()));
+    }
+
+    /// The namespace object, for NamespaceLifecycle.
+    async fn namespace(&self, name: &str) -> Result<Option<Value>, ApiError> {
+        let Some(ns) = self.get("", "v1", "namespaces") else {
+            return Ok(None);
+        };
+        match ns.get_object("", name, None).await {
+            Ok(bytes) => Ok(serde_json::from_slice(&bytes).ok()),
+            Err(e) if e.code == 404 => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+pub struct Registry {
+    pub resource: Arc<Resource>,
+    pub strategy: &'static dyn Strategy,
+    registries: Registries,
+    /// `<prefix>/<storage path>/`
+    key_root: String,
+    cacher: Option<Arc<Cacher>>,
+}
+
+/// Label and field values of an object, for selectors.
+fn attrs_fn(selectable: Vec<String>, namespaced: bool) -> AttrsFn {
+    Arc::new(move |v: &Value| {
+        let mut a = ObjectAttrs::default();
+        if let Some(l) = v["metadata"]["labels"].as_object() {
+            for (k, val) in l {
+                a.labels
+                    .insert(k.clone(), val.as_str().unwrap_or("").to_string());
+            }
+        }
+        a.fields.insert(
+            "metadata.name".into(),
+            v["metadata"]["name"].as_str().unwrap_or("").to_string(),
+        );
+        if namespaced {
+            a.fields.insert(
+                "metadata.namespace".into(),
+                v["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            );
+        }
+        for f in &selectable {
+            a.fields.insert(f.clone(), field_value(v, f));
+        }
+        a
+    })
+}
+
+/// A selectable field's value as a string, as upstream's field sets hold them.
+pub fn field_value(v: &Value, path: &str) -> String {
+    let path = match path {
+        "source" => "source.component",
+        // A legacy alias upstream still accepts.
+        "name" => "metadata.name",
+        other => other,
+    };
+    let mut cur = v;
+    for part in path.split('.') {
+        cur = &cur[part];
+    }
+    match cur {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::Array(a) => a
+            .first()
+            .map(|x| x["ip"].as_str().or(x.as_str()).unwrap_or("").to_string())
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+fn storage_err(r: &Resource, name: &str, e: StorageError) -> ApiError {
+    match e {
+        StorageError::NotFound { .. } => ApiError::not_found(&r.group, &r.plural, name),
+        StorageError::KeyExists { .. } => ApiError::already_exists(&r.group, &r.plural, name),
+        StorageError::Conflict { message, .. } => {
+            ApiError::conflict(&r.group, &r.plural, name, &message)
+        }
+        StorageError::Expired(m) => ApiError::expired(m),
+        StorageError::Gone(m) => ApiError::expired(m),
+        StorageError::TooLargeResourceVersion { requested, current } => {
+            let mut e = ApiError::timeout(format!(
+                "Too large resource version: {requested}, current: {current}"
+            ));
+            e.details = Some(
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                    retry_after_seconds: Some(1),
+                    causes: Some(vec![
+                        k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause {
+                            reason: Some("ResourceVersionTooLarge".into()),
+                            message: Some("Too large resource version".into()),
+                            field: None,
+                        },
+                    ]),
+                    ..Default::default()
+                },
+            );
+            e
+        }
+        StorageError::BadRequest(m) => ApiError::bad_request(m),
+        StorageError::Unavailable(m) | StorageError::Internal(m) => ApiError::internal(m),
+        StorageError::Api(e) => e,
+    }
+}
+
+/// Paths of fields in `input` that the typed object did not keep.
+fn unknown_fields(input: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
+    match (input, typed) {
+        (Value::Object(a), Value::Object(b)) => {
+            for (k, v) in a {
+                let p = if path.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{path}.{k}")
+                };
+                match b.get(k) {
+                    Some(tv) => unknown_fields(v, tv, &p, out),
+                    None if v.is_null() => {}
+                    None => out.push(p),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            for (i, (x, y)) in a.iter().zip(b.iter()).enumerate() {
+                unknown_fields(x, y, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn parse_rv(rv: &str) -> Result<i64, ApiError> {
+    rv.parse::<i64>()
+        .ok()
+        .filter(|n| *n >= 0)
+        .ok_or_else(|| ApiError::bad_request(format!("invalid resource version: {rv:?}")))
+}
+
+impl Registry {
+    fn new(resource: Arc<Resource>, registries: Registries) -> Self {
+        let strategy = strategy::for_kind(&resource.group, &resource.kind);
+        let key_root = format!("{}/{}/", registries.prefix, resource.storage_path);
+        let cacher = resource.is_stored().then(|| {
+            let (sel, ns) = (resource.selectable_fields.clone(), resource.namespaced);
+            registries.cachers.get(&key_root, move || attrs_fn(sel, ns))
+        });
+        Registry {
+            resource,
+            strategy,
+            registries,
+            key_root,
+            cacher,
+        }
+    }
+
+    fn cacher(&self) -> Result<&Arc<Cacher>, ApiError> {
+        self.cacher
+            .as_ref()
+            .ok_or_else(ApiError::method_not_allowed)
+    }
+
+    pub fn key(&self, namespace: &str, name: &str) -> String {
+        if self.resource.namespaced {
+            format!("{}{namespace}/{name}", self.key_root)
+        } else {
+            format!("{}{name}", self.key_root)
+        }
+    }
+
+    fn kind_for(&self, subresource: Option<&str>) -> (String, String, String) {
+        match subresource.and_then(|s| self.resource.subresource(s)) {
+            Some(s) if s.name != "status" => (s.group.clone(), s.version.clone(), s.kind.clone()),
+            _ => (
+                self.resource.group.clone(),
+                self.resource.version.clone(),
+                self.resource.kind.clone(),
+            ),
+        }
+    }
+
+    fn invalid(&self, name: &str, errs: Vec<FieldError>) -> ApiError {
+        ApiError::invalid(
+            &self.resource.group,
+            &self.resource.kind,
+            name,
+            errs.iter().map(FieldError::to_cause).collect(),
+        )
+    }
+
+    /// Decode stage: the body must be this kind in this group version;
+    /// the typed round trip drops unknown fields (reported per
+    /// `fieldValidation`); the namespace is checked against the URL.
+    pub fn decode(
+        &self,
+        body: Value,
+        namespace: &str,
+        opts: &WriteOptions,
+    ) -> Result<(Value, Vec<String>), ApiError> {
+        let r = &self.resource;
+        let expected = qualified_kind("", &r.kind);
+        let Some(obj) = body.as_object() else {
+            return Err(ApiError::bad_request(format!(
+                "the object provided is unrecognized (must be of type {expected}): couldn't get version/kind; json parse error: expected an object"
+            )));
+        };
+        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
+        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
+        if kind.is_empty() {
+            return Err(ApiError::bad_request(format!(
+                "Object 'Kind' is missing in '{}'",
+                body
+            )));
+        }
+        let (group, version) = match api_version.split_once('/') {
+            Some((g, v)) => (g, v),
+            None => ("", api_version),
+        };
+        if kind != r.kind || group != r.group || version != r.version {
+            return Err(ApiError::bad_request(format!(
+                "{kind} in version {version:?} cannot be handled as a {}: converting ({version}.{kind}) to ({}.{}): unknown conversion",
+                r.kind,
+                if r.group.is_empty() { "core" } else { r.group.split('.').next().unwrap_or("") },
+                r.kind
+            )));
+        }
+        let mut value = body.clone();
+        {
+            let m = meta::meta_mut(&mut value);
+            let obj_ns = m
+                .get("namespace")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            if r.namespaced {
+                if obj_ns.is_empty() {
+                    m.insert("namespace".into(), Value::String(namespace.to_string()));
+                } else if obj_ns != namespace {
+                    return Err(ApiError::bad_request(
+                        "the namespace of the provided object does not match the namespace sent on the request",
+                    ));
+                }
+            } else {
+                m.remove("namespace");
+            }
+        }
+        let mut warnings = Vec::new();
+        if let Some(codec) = r.codec {
+            let typed = codec(&value).map_err(|e| {
+                ApiError::bad_request(format!(
+                    "{kind} in version {version:?} cannot be handled as a {}: {e}",
+                    r.kind
+                ))
+            })?;
+            let mut unknown = Vec::new();
+            unknown_fields(&value, &typed, "", &mut unknown);
+            if !unknown.is_empty() {
+                match opts.field_validation {
+                    FieldValidation::Strict => {
+                        let list: Vec<String> = unknown
+                            .iter()
+                            .map(|f| format!("unknown field {f:?}"))
+                            .collect();
+                        return Err(ApiError::bad_request(format!(
+                            "{kind} in version {version:?} cannot be handled as a {}: strict decoding error: {}",
+                            r.kind,
+                            list.join(", ")
+                        )));
+                    }
+                    FieldValidation::Warn => {
+                        warnings.extend(unknown.iter().map(|f| format!("unknown field {f:?}")))
+                    }
+                    FieldValidation::Ignore => {}
+                }
+            }
+            value = typed;
+        }
+        Ok((value, warnings))
+    }
+
+    fn validate_create(&self, obj: &Value) -> Result<(), ApiError> {
+        let mut errs = meta::validate(obj, self.resource.namespaced, self.strategy.name_rule());
+        errs.extend(self.strategy.validate(obj));
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(self.invalid(meta::name(obj), errs))
+        }
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Result<(), ApiError> {
+        let mut errs = meta::validate(new, self.resource.namespaced, self.strategy.name_rule());
+        errs.extend(meta::validate_update(new, old));
+        errs.extend(self.strategy.validate_update(new, old));
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(self.invalid(meta::name(new), errs))
+        }
+    }
+
+    /// NamespaceLifecycle: namespaced objects need a live namespace.
+    async fn admit_namespace(&self, namespace: &str, creating: bool) -> Result<(), ApiError> {
+        if !self.resource.namespaced || !creating {
+            return Ok(());
+        }
+        match self.registries.namespace(namespace).await? {
+            None => Err(ApiError::not_found("", "namespaces", namespace)),
+            Some(ns) if ns["status"]["phase"] == "Terminating" || meta::is_deleting(&ns) => Err(ApiError::forbidden(format!(
+                "{} {:?} is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                crate::api::status::qualified_resource(&self.resource.group, &self.resource.plural),
+                ""
+            ))
+            .with_details(Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                group: (!self.resource.group.is_empty()).then(|| self.resource.group.clone()),
+                kind: Some(self.resource.plural.clone()),
+                causes: Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause {
+                    reason: Some("NamespaceTerminating".into()),
+                    message: Some(format!("namespace {namespace} is being terminated")),
+                    field: Some("metadata.namespace".into()),
+                }]),
+                ..Default::default()
+            }))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn encode(obj: &Value) -> Bytes {
+        let mut v = obj.clone();
+        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+            m.remove("resourceVersion");
+        }
+        Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+    }
+
+    pub async fn create(
+        &self,
+        namespace: &str,
+        body: Value,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        if !self.resource.is_stored() {
+            return Err(ApiError::method_not_allowed());
+        }
+        let (mut obj, warnings) = self.decode(body, namespace, opts)?;
+        self.strategy.default(&mut obj);
+        meta::prepare_create(&mut obj);
+        if self.resource.subresource("status").is_some() {
+            if let Some(m) = obj.as_object_mut() {
+                m.remove("status");
+            }
+        }
+        self.strategy.prepare_for_create(&mut obj);
+        self.validate_create(&obj)?;
+        self.admit_namespace(namespace, true).await?;
+        let name = meta::name(&obj).to_string();
+        let bytes = Self::encode(&obj);
+        if opts.dry_run {
+            return Ok(Written {
+                object: bytes,
+                warnings,
+            });
+        }
+        let key = self.key(namespace, &name);
+        let rv = self
+            .registries
+            .store()
+            .create(&key, bytes.clone())
+            .await
+            .map_err(|e| storage_err(&self.resource, &name, e))?;
+        Ok(Written {
+            object: crate::storage::rv::with_resource_version(&bytes, rv),
+            warnings,
+        })
+    }
+
+    /// get, from the watch cache: `rv` of `None` or "" is a consistent read, "0" any.
+    pub async fn get_object(
+        &self,
+        namespace: &str,
+        name: &str,
+        rv: Option<&str>,
+    ) -> Result<Bytes, ApiError> {
+        let consistent = rv.is_none_or(|s| s.is_empty());
+        if let Some(r) = rv.filter(|s| !s.is_empty()) {
+            parse_rv(r)?;
+        }
+        let key = self.key(namespace, name);
+        let obj = self
+            .cacher()?
+            .get(&key, consistent)
+            .await
+            .map_err(|e| storage_err(&self.resource, name, e))?;
+        obj.map(|o| o.json.clone())
+            .ok_or_else(|| ApiError::not_found(&self.resource.group, &self.resource.plural, name))
+    }
+
+    fn filter(&self, namespace: &str, params: &ListParams) -> Result<Filter, ApiError> {
+        let label = LabelSelector::parse(params.label_selector.as_deref().unwrap_or(""))
+            .map_err(ApiError::bad_request)?;
+        let field = FieldSelector::parse(params.field_selector.as_deref().unwrap_or(""))
+            .map_err(ApiError::bad_request)?;
+        for k in field.keys() {
+            let known = k == "metadata.name"
+                || (k == "metadata.namespace" && self.resource.namespaced)
+                || self.resource.selectable_fields.iter().any(|f| f == k);
+            if !known {
+                return Err(ApiError::bad_request(format!(
+                    "field label not supported: {k}"
+                )));
+            }
+        }
+        let key_prefix = (self.resource.namespaced && !namespace.is_empty())
+            .then(|| format!("{}{namespace}/", self.key_root));
+        Ok(Filter {
+            key_prefix,
+            exact_key: None,
+            label,
+            field,
+        })
+    }
+
+    pub async fn list(&self, namespace: &str, params: &ListParams) -> Result<ListOut, ApiError> {
+        let filter = self.filter(namespace, params)?;
+        let rv = match params.resource_version.as_deref().filter(|s| !s.is_empty()) {
+            Some(s) => Some(parse_rv(s)?),
+            None => None,
+        };
+        let rv_match = match params.resource_version_match.as_deref().filter(|s| !s.is_empty()) {
+            None => None,
+            Some("NotOlderThan") => Some(RvMatch::NotOlderThan),
+            Some("Exact") => Some(RvMatch::Exact),
+            Some(other) => {
+                return Err(ApiError::bad_request(format!(
+                    "resourceVersionMatch: Unsupported value: {other:?}: supported values: \"Exact\", \"NotOlderThan\""
+                )))
+            }
+        };
+        if rv_match.is_some() && rv.is_none() {
+            return Err(ApiError::bad_request(
+                "resourceVersionMatch is forbidden unless resourceVersion is provided",
+            ));
+        }
+        if rv_match == Some(RvMatch::Exact) && rv == Some(0) {
+            return Err(ApiError::bad_request(
+                "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+            ));
+        }
+        let opts = ListOptions {
+            resource_version: rv,
+            rv_match,
+            limit: params.limit.max(0),
+            continue_token: params.continue_token.clone().filter(|s| !s.is_empty()),
+            predicate: None,
+        };
+        let name_for_errors = "";
+        if opts.continue_token.is_some() || rv_match == Some(RvMatch::Exact) {
+            // Paging beyond the first page, and exact reads, come from storage at that revision.
+            let attrs = attrs_fn(
+                self.resource.selectable_fields.clone(),
+                self.resource.namespaced,
+            );
+            let f = filter.clone();
+            let predicate: store::Predicate = Arc::new(move |raw: &[u8]| {
+                let Ok(v) = serde_json::from_slice::<Value>(raw) else {
+                    return false;
+                };
+                let a = attrs(&v);
+                f.label.matches(&a.labels) && f.field.matches(&a.fields)
+            });
+            let prefix = filter
+                .key_prefix
+                .clone()
+                .unwrap_or_else(|| self.key_root.clone());
+            let opts = ListOptions {
+                predicate: Some(predicate),
+                ..opts
+            };
+            let mut res = self
+                .registries
+                .store()
+                .list(&prefix, &opts)
+                .await
+                .map_err(|e| storage_err(&self.resource, name_for_errors, e))?;
+            if filter.label.is_empty() && filter.field.is_empty() {
+                // remainingItemCount is only exact without selectors.
+            } else {
+                res.remaining_item_count = None;
+            }
+            return Ok(ListOut {
+                items: res.items.iter().map(|o| o.to_json()).collect(),
+                resource_version: res.resource_version,
+                continue_token: res.continue_token,
+                remaining_item_count: res.remaining_item_count,
+            });
+        }
+        let res = self
+            .cacher()?
+            .list(&filter, &opts)
+            .await
+            .map_err(|e| storage_err(&self.resource, name_for_errors, e))?;
+        Ok(ListOut {
+            items: res.items.iter().map(|o| o.json.clone()).collect(),
+            resource_version: res.resource_version,
+            continue_token: res.continue_token,
+            remaining_item_count: res.remaining_item_count,
+        })
+    }
+
+    /// A watch from the cache; `rv` "" is the consistent current state, "0" any state, N after N.
+    pub async fn watch(
+        &self,
+        namespace: &str,
+        name: Option<&str>,
+        params: &ListParams,
+        send_initial_events: bool,
+        bookmarks: bool,
+    ) -> Result<tokio::sync::mpsc::Receiver<WatchMessage>, ApiError> {
+        let mut filter = self.filter(namespace, params)?;
+        if let Some(n) = name {
+            filter.exact_key = Some(self.key(namespace, n));
+        }
+        let start = match params.resource_version.as_deref().unwrap_or("") {
+            "" => WatchStart::Now { consistent: true },
+            "0" => WatchStart::Now { consistent: false },
+            s => WatchStart::After(parse_rv(s)?),
+        };
+        let start =
+            match (start, send_initial_events) {
+                (WatchStart::After(_), true) => return Err(ApiError::bad_request(
+                    "sendInitialEvents is forbidden for resourceVersion other than \"\" or \"0\"",
+                )),
+                (s, _) => s,
+            };
+        self.cacher()?
+            .watch(WatchOptions {
+                start,
+                filter,
+                send_initial_events,
+                bookmarks,
+            })
+            .await
+            .map_err(|e| storage_err(&self.resource, name.unwrap_or(""), e))
+    }
+
+    /// The update path shared by PUT and PATCH: `make_new` turns the
+    /// current object into the desired one.
+    async fn update_with<F>(
+        &self,
+        namespace: &str,
+        name: &str,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+        mut make_new: F,
+    ) -> Result<Written, ApiError>
+    where
+        F: FnMut(&Value) -> Result<(Value, Vec<String>), ApiError> + Send,
+    {
+        let key = self.key(namespace, name);
+        let status_only = subresource == Some("status");
+        let has_status = self.resource.subresource("status").is_some();
+        let mut warnings = Vec::new();
+        let mut dry_result: Option<Bytes> = None;
+        let r = self.resource.clone();
+        let result = self
+            .registries
+            .store()
+            .guaranteed_update(&key, &Preconditions::default(), false, |existing| {
+                let existing =
+                    existing.ok_or_else(|| StorageError::NotFound { key: key.clone() })?;
+                let mut old: Value = serde_json::from_slice(&existing.value)
+                    .map_err(|e| StorageError::Internal(format!("stored object: {e}")))?;
+                meta::meta_mut(&mut old).insert(
+                    "resourceVersion".into(),
+                    Value::String(existing.resource_version.to_string()),
+                );
+                let (mut new, w) = make_new(&old)?;
+                warnings = w;
+                let asked_rv = meta::str_field(&new, "resourceVersion").to_string();
+                if !asked_rv.is_empty() && asked_rv != existing.resource_version.to_string() {
+                    return Err(StorageError::Conflict {
+                        key: key.clone(),
+                        message: CONFLICT_MODIFIED.into(),
+                    });
+                }
+                if meta::name(&new) != name {
+                    return Err(ApiError::bad_request(format!(
+                        "the name of the object ({}) does not match the name on the URL ({name})",
+                        meta::name(&new)
+                    ))
+                    .into());
+                }
+                if status_only {
+                    // The status subresource changes status only.
+                    let mut merged = old.clone();
+                    if let Some(m) = merged.as_object_mut() {
+                        m.insert(
+                            "status".into(),
+                            new.get("status").cloned().unwrap_or(Value::Null),
+                        );
+                    }
+                    new = merged;
+                } else {
+                    if has_status {
+                        if let Some(m) = new.as_object_mut() {
+                            match old.get("status") {
+                                Some(s) => m.insert("status".into(), s.clone()),
+                                None => m.remove("status"),
+                            };
+                        }
+                    }
+                    self.strategy.default(&mut new);
+                    self.strategy.prepare_for_update(&mut new, &old);
+                }
+                meta::prepare_update(&mut new, &old);
+                self.validate_update(&new, &old)?;
+                let bytes = Self::encode(&new);
+                if opts.dry_run {
+                    dry_result = Some(crate::storage::rv::with_resource_version(
+                        &bytes,
+                        existing.resource_version,
+                    ));
+                    return Ok(None);
+                }
+                Ok(Some(bytes))
+            })
+            .await
+            .map_err(|e| storage_err(&r, name, e))?;
+        if let Some(d) = dry_result {
+            return Ok(Written {
+                object: d,
+                warnings,
+            });
+        }
+        // An object being deleted whose last finalizer went away is deleted now.
+        if let Ok(v) = serde_json::from_slice::<Value>(&result.value) {
+            if meta::is_deleting(&v) && meta::finalizers(&v).is_empty() {
+                let pre = Preconditions {
+                    resource_version: Some(result.resource_version.to_string()),
+                    uid: None,
+                };
+                match self.registries.store().delete(&key, &pre, |_| Ok(())).await {
+                    Ok(_) | Err(StorageError::NotFound { .. }) => {}
+                    Err(e) => return Err(storage_err(&self.resource, name, e)),
+                }
+            }
+        }
+        Ok(Written {
+            object: result.to_json(),
+            warnings,
+        })
+    }
+
+    pub async fn update(
+        &self,
+        namespace: &str,
+        name: &str,
+        body: Value,
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let (decoded, warnings) = self.decode(body, namespace, opts)?;
+        self.update_with(namespace, name, subresource, opts, |_old| {
+            Ok((decoded.clone(), warnings.clone()))
+        })
+        .await
+    }
+
+    pub async fn patch(
+        &self,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        patch: &[u8],
+        subresource: Option<&str>,
+        opts: &WriteOptions,
+    ) -> Result<Written, ApiError> {
+        let patch_value: Value = serde_json::from_slice(patch)
+            .or_else(|_| serde_saphyr::from_slice::<Value>(patch))
+            .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
+        self.update_with(namespace, name, subresource, opts, |old| {
+            let mut doc = old.clone();
+            match patch_type {
+                PatchType::Json => {
+                    let p: json_patch::Patch = serde_json::from_value(patch_value.clone())
+                        .map_err(|e| ApiError::bad_request(format!("the server rejected our request due to an error in our request: {e}")))?;
+                    if p.0.len() > 10_000 {
+                        return Err(ApiError::new(413, crate::api::Reason::RequestEntityTooLarge, "The allowed number of operations in a JSON patch is 10000"));
+                    }
+                    json_patch::patch(&mut doc, &p).map_err(|e| ApiError::new(422, crate::api::Reason::Invalid, e.to_string()))?;
+                }
+                PatchType::Merge => json_patch::merge(&mut doc, &patch_value),
+                PatchType::StrategicMerge => {
+                    return Err(ApiError::unsupported_media_type());
+                }
+                PatchType::Apply => return Err(ApiError::unsupported_media_type()),
+            }
+            // A patch that does not name a resourceVersion is unconditional.
+            if patch_value["metadata"].get("resourceVersion").is_none() {
+                meta::meta_mut(&mut doc).remove("resourceVersion");
+            }
+            self.decode(doc, namespace, opts)
+        })
+        .await
+    }
+
+    pub async fn delete(
+        &self,
+        namespace: &str,
+        name: &str,
+        opts: &DeleteOptions,
+    ) -> Result<(Bytes, bool), ApiError> {
+        let key = self.key(namespace, name);
+        let store = self.registries.store();
+        let current = store
+            .get(&key)
+            .await
+            .map_err(|e| storage_err(&self.resource, name, e))?;
+        opts.preconditions
+            .check(&current)
+            .map_err(|e| storage_err(&self.resource, name, e))?;
+        let obj: Value = serde_json::from_slice(&current.value).unwrap_or(json!({}));
+        let mut finalizers = meta::finalizers(&obj);
+        let extra = match opts.propagation_policy.as_deref() {
+            Some("Foreground") => Some("foregroundDeletion"),
+            Some("Orphan") => Some("orphan"),
+            Some("Background") | None => None,
+            Some(other) => {
+                return Err(self.invalid(
+                    name,
+                    vec![FieldError::not_supported(
+                        "propagationPolicy",
+                        json!(other),
+                        &["Foreground", "Background", "Orphan"],
+                    )],
+                ))
+            }
+        };
+        if let Some(f) = extra {
+            if !finalizers.iter().any(|x| x == f) {
+                finalizers.push(f.to_string());
+            }
+        }
+        if !finalizers.is_empty() {
+            // Graceful: mark for deletion; finalizers' owners finish it.
+            if opts.dry_run {
+                return Ok((current.to_json(), false));
+            }
+            let pre = opts.preconditions.clone();
+            let updated = store
+                .guaranteed_update(&key, &pre, false, |existing| {
+                    let Some(existing) = existing else {
+                        return Err(StorageError::NotFound { key: key.clone() });
+                    };
+                    let mut v: Value = serde_json::from_slice(&existing.value)
+                        .map_err(|e| StorageError::Internal(e.to_string()))?;
+                    let m = meta::meta_mut(&mut v);
+                    if m.get("deletionTimestamp").is_none_or(Value::is_null) {
+                        m.insert(
+                            "deletionTimestamp".into(),
+                            Value::String(meta::now_rfc3339()),
+                        );
+                        m.insert("deletionGracePeriodSeconds".into(), json!(0));
+                    }
+                    let mut f: Vec<Value> = m
+                        .get("finalizers")
+                        .and_then(Value::as_array)
+                        .cloned()
+                        .unwrap_or_default();
+                    if let Some(x) = extra {
+                        if !f.iter().any(|v| v == x) {
+                            f.push(Value::String(x.into()));
+                        }
+                    }
+                    m.insert("finalizers".into(), Value::Array(f));
+                    Ok(Some(Self::encode(&v)))
+                })
+                .await
+                .map_err(|e| storage_err(&self.resource, name, e))?;
+            return Ok((updated.to_json(), false));
+        }
+        if opts.dry_run {
+            return Ok((current.to_json(), true));
+        }
+        let pre = Preconditions {
+            uid: opts.preconditions.uid.clone(),
+            resource_version: opts.preconditions.resource_version.clone(),
+        };
+        let deleted = store
+            .delete(&key, &pre, |_| Ok(()))
+            .await
+            .map_err(|e| storage_err(&self.resource, name, e))?;
+        Ok((deleted.to_json(), true))
+    }
+
+    /// deletecollection: deletes every object the selection names; returns them.
+    pub async fn delete_collection(
+        &self,
+        namespace: &str,
+        params: &ListParams,
+        opts: &DeleteOptions,
+    ) -> Result<ListOut, ApiError> {
+        let list = self
+            .list(
+                namespace,
+                &ListParams {
+                    limit: 0,
+                    continue_token: None,
+                    ..params.clone()
+                },
+            )
+            .await?;
+        let mut out = ListOut {
+            resource_version: list.resource_version,
+            ..Default::default()
+        };
+        for item in list.items {
+            let v: Value = serde_json::from_slice(&item).unwrap_or(json!({}));
+            let (ns, name) = (meta::namespace(&v).to_string(), meta::name(&v).to_string());
+            match self.delete(&ns, &name, opts).await {
+                Ok((obj, _)) => out.items.push(obj),
+                Err(e) if e.code == 404 => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The kind served at a subresource (for Status bodies and decoding).
+    pub fn subresource_kind(&self, subresource: Option<&str>) -> (String, String, String) {
+        self.kind_for(subresource)
+    }
+
+    /// How many objects the cache holds.
+    pub fn cached_count(&self) -> Option<usize> {
+        self.cacher.as_ref().map(|c| c.len())
+    }
+}
+
+/// Selectable field values of an object, for callers outside the registry.
+pub fn selectable_values(r: &Resource, v: &Value) -> BTreeMap<String, String> {
+    attrs_fn(r.selectable_fields.clone(), r.namespaced)(v).fields
+}

@@ -1,0 +1,168 @@
+//! Per-resource behaviour (upstream's RESTCreateStrategy and friends):
+//! defaults, what create and update reset, validation, Table columns.
+//! Kinds without their own strategy get [`Generic`].
+
+use serde_json::Value;
+
+use super::meta::NameRule;
+use super::validation::FieldError;
+
+/// One Table column and how to compute its cell.
+pub struct Column {
+    pub name: &'static str,
+    pub kind: &'static str,
+    pub format: &'static str,
+    pub description: &'static str,
+    pub priority: i32,
+    pub cell: fn(&Value) -> Value,
+}
+
+pub trait Strategy: Send + Sync {
+    fn name_rule(&self) -> NameRule {
+        NameRule::Subdomain
+    }
+
+    /// upstream's SetDefaults_* for the kind.
+    fn default(&self, _obj: &mut Value) {}
+
+    /// Resets what a create may not set (e.g. status).
+    fn prepare_for_create(&self, _obj: &mut Value) {}
+
+    /// Carries over what an update of the main resource may not change.
+    fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
+
+    fn validate(&self, _obj: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
+    fn validate_update(&self, new: &Value, _old: &Value) -> Vec<FieldError> {
+        self.validate(new)
+    }
+
+    /// Columns of server-side Table output; `None` gives upstream's default (Name, Created At).
+    fn columns(&self) -> Option<&'static [Column]> {
+        None
+    }
+}
+
+/// Kinds with no behaviour of their own.
+pub struct Generic;
+
+impl Strategy for Generic {}
+
+/// The strategy for a kind.
+pub fn for_kind(group: &str, kind: &str) -> &'static dyn Strategy {
+    match (group, kind) {
+        ("", "Namespace") => &super::core::NamespaceStrategy,
+        ("", "ConfigMap") => &super::core::ConfigMapStrategy,
+        ("", "Secret") => &super::core::SecretStrategy,
+        ("", "Service") => &super::core::ServiceStrategy,
+        ("", "Pod") => &super::core::PodStrategy,
+        ("", "ServiceAccount") => &super::core::ServiceAccountStrategy,
+        ("apps", "Deployment") => &super::apps::DeploymentStrategy,
+        ("apps", "ReplicaSet") => &super::apps::ReplicaSetStrategy,
+        ("apps", "StatefulSet") => &super::apps::StatefulSetStrategy,
+        ("apps", "DaemonSet") => &super::apps::DaemonSetStrategy,
+        ("rbac.authorization.k8s.io", _) => &PathSegmentNames,
+        _ => &Generic,
+    }
+}
+
+/// RBAC objects are named like `system:controller:foo`.
+pub struct PathSegmentNames;
+
+impl Strategy for PathSegmentNames {
+    fn name_rule(&self) -> NameRule {
+        NameRule::PathSegment
+    }
+}
+
+pub const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
+pub const AGE_DESCRIPTION: &str = "CreationTimestamp is a timestamp representing the server time when this object was created. It is not guaranteed to be set in happens-before order across separate operations. Clients may not set this value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+
+pub fn name_cell(o: &Value) -> Value {
+    o["metadata"]["name"].clone()
+}
+
+pub fn age_cell(o: &Value) -> Value {
+    Value::String(human_age(
+        o["metadata"]["creationTimestamp"].as_str().unwrap_or(""),
+    ))
+}
+
+/// upstream's `duration.HumanDuration` of the time since `ts`.
+pub fn human_age(ts: &str) -> String {
+    let Ok(t) = chrono::DateTime::parse_from_rfc3339(ts) else {
+        return "<unknown>".into();
+    };
+    let secs = (chrono::Utc::now() - t.with_timezone(&chrono::Utc)).num_seconds();
+    human_duration(secs)
+}
+
+pub fn human_duration(secs: i64) -> String {
+    if secs < 0 {
+        return "0s".into();
+    }
+    let (m, h, d) = (secs / 60, secs / 3600, secs / 86400);
+    if secs < 120 {
+        format!("{secs}s")
+    } else if m < 10 {
+        let s = secs % 60;
+        if s == 0 {
+            format!("{m}m")
+        } else {
+            format!("{m}m{s}s")
+        }
+    } else if m < 180 {
+        format!("{m}m")
+    } else if h < 8 {
+        let mm = m % 60;
+        if mm == 0 {
+            format!("{h}h")
+        } else {
+            format!("{h}h{mm}m")
+        }
+    } else if h < 48 {
+        format!("{h}h")
+    } else if h < 192 {
+        let hh = h % 24;
+        if hh == 0 {
+            format!("{d}d")
+        } else {
+            format!("{d}d{hh}h")
+        }
+    } else if d < 365 * 2 {
+        format!("{d}d")
+    } else if d < 365 * 8 {
+        let dd = d % 365;
+        if dd == 0 {
+            format!("{}y", d / 365)
+        } else {
+            format!("{}y{dd}d", d / 365)
+        }
+    } else {
+        format!("{}y", d / 365)
+    }
+}
+
+pub fn age_column() -> Column {
+    Column {
+        name: "Age",
+        kind: "string",
+        format: "",
+        description: AGE_DESCRIPTION,
+        priority: 0,
+        cell: age_cell,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn human_durations() {
+        assert_eq!(super::human_duration(5), "5s");
+        assert_eq!(super::human_duration(150), "2m30s");
+        assert_eq!(super::human_duration(3600 * 5), "5h");
+        assert_eq!(super::human_duration(86400 * 3), "3d");
+    }
+}
