@@ -4,19 +4,91 @@
 
 use std::sync::Arc;
 
-use axum::extract::Path;
-use http::{HeaderMap, Method};
+use axum::extract::{Path, RawQuery};
+use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
+use http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use parking_lot::RwLock;
+use sha2::Digest;
 
 use crate::api::catalog::Catalog;
 use crate::endpoints::discovery;
+use crate::endpoints::openapi::OpenApi;
 use crate::server::chain::page_not_found;
 use crate::server::GenericServer;
 
+fn openapi_response(body: Bytes, etag: &str, headers: &HeaderMap, immutable: bool) -> Response {
+    if headers
+        .get(header::IF_NONE_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v == etag)
+    {
+        return StatusCode::NOT_MODIFIED.into_response();
+    }
+    let mut r = (StatusCode::OK, body).into_response();
+    let h = r.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        h.insert(header::ETAG, v);
+    }
+    if immutable {
+        h.insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, immutable"),
+        );
+    }
+    r
+}
+
 /// `address` is `host:port` as clients reach the server (for `/api`).
 pub fn server(catalog: Catalog, address: Arc<RwLock<String>>) -> GenericServer {
+    let openapi = OpenApi::new(catalog.clone());
+    let (o1, o2, o3) = (openapi.clone(), openapi.clone(), openapi);
     let (c1, c2, c3, c4) = (catalog.clone(), catalog.clone(), catalog.clone(), catalog);
     GenericServer::new("aggregator")
+        .route("/openapi/v2", &[Method::GET], move |headers: HeaderMap| {
+            let o = o1.clone();
+            async move {
+                let d = o.documents().await;
+                openapi_response(d.v2.clone(), &d.v2_etag, &headers, false)
+            }
+        })
+        .route("/openapi/v3", &[Method::GET], move |headers: HeaderMap| {
+            let o = o2.clone();
+            async move {
+                let d = o.documents().await;
+                let etag = format!("\"{:x}\"", sha2::Sha256::digest(&d.v3_index));
+                openapi_response(d.v3_index.clone(), &etag, &headers, false)
+            }
+        })
+        .route(
+            "/openapi/v3/{*path}",
+            &[Method::GET],
+            move |Path(path): Path<String>, RawQuery(q): RawQuery, headers: HeaderMap| {
+                let o = o3.clone();
+                async move {
+                    let d = o.documents().await;
+                    match d.v3.get(path.trim_matches('/')) {
+                        Some((body, hash)) => {
+                            let asked = q
+                                .as_deref()
+                                .and_then(|q| q.strip_prefix("hash="))
+                                .unwrap_or("");
+                            openapi_response(
+                                body.clone(),
+                                &format!("\"{hash}\""),
+                                &headers,
+                                asked == hash,
+                            )
+                        }
+                        None => page_not_found(),
+                    }
+                }
+            },
+        )
         .route("/api", &[Method::GET], move |headers: HeaderMap| {
             let address = address.read().clone();
             async move { discovery::respond(&discovery::api_versions(&address), &headers) }

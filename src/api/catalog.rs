@@ -36,6 +36,13 @@ pub fn typed<T: DeserializeOwned + Serialize>(
     serde_json::to_value(t).map_err(|e| e.to_string())
 }
 
+/// Adds `T`'s schema to a generator and returns the reference to it.
+pub type SchemaFn = fn(&mut schemars::SchemaGenerator) -> schemars::Schema;
+
+pub fn schema_of<T: schemars::JsonSchema>(g: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    g.subschema_for::<T>()
+}
+
 /// One built-in resource of one group version, as upstream serves it by default.
 #[derive(Debug, Clone, Copy)]
 pub struct BuiltinDef {
@@ -60,6 +67,8 @@ pub struct BuiltinDef {
     /// Field selector keys beyond metadata.name and metadata.namespace.
     pub selectable_fields: &'static [&'static str],
     pub codec: Option<TypedCodec>,
+    /// The OpenAPI schema of the kind.
+    pub schema: Option<SchemaFn>,
 }
 
 /// Which server in the chain answers for a resource.
@@ -100,6 +109,7 @@ pub struct Resource {
     pub storage_version: String,
     pub selectable_fields: Vec<String>,
     pub codec: Option<TypedCodec>,
+    pub schema: Option<SchemaFn>,
     pub owner: Owner,
 }
 
@@ -154,6 +164,7 @@ impl Resource {
             storage_version: sv,
             selectable_fields: d.selectable_fields.iter().map(|s| s.to_string()).collect(),
             codec: d.codec,
+            schema: d.schema,
             owner,
         }
     }

@@ -6,7 +6,7 @@
 //! categories and subresources as discovery lists them; storage key paths
 //! as upstream lays them out below `/registry`.
 
-use crate::api::catalog::{typed, BuiltinDef, SubDef};
+use crate::api::catalog::{schema_of, typed, BuiltinDef, SubDef};
 use k8s_openapi::api::admissionregistration::v1 as admissionregistration_v1;
 use k8s_openapi::api::apps::v1 as apps_v1;
 use k8s_openapi::api::authentication::v1 as authentication_v1;
@@ -90,6 +90,7 @@ const BASE: BuiltinDef = BuiltinDef {
     storage_version: "",
     selectable_fields: &[],
     codec: None,
+    schema: None,
 };
 
 /// Field selector keys of core v1 events (beyond metadata.name and
@@ -151,6 +152,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: CREATE,
         storage_path: "", // sets pods' spec.nodeName; never stored itself
         codec: Some(typed::<core_v1::Binding>),
+        schema: Some(schema_of::<core_v1::Binding>),
         ..BASE
     },
     BuiltinDef {
@@ -162,6 +164,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         short_names: &["cs"],
         storage_path: "", // computed on request by probing components
         codec: Some(typed::<core_v1::ComponentStatus>),
+        schema: Some(schema_of::<core_v1::ComponentStatus>),
         ..BASE
     },
     BuiltinDef {
@@ -173,6 +176,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         short_names: &["cm"],
         storage_path: "configmaps",
         codec: Some(typed::<core_v1::ConfigMap>),
+        schema: Some(schema_of::<core_v1::ConfigMap>),
         ..BASE
     },
     BuiltinDef {
@@ -184,6 +188,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         short_names: &["ep"],
         storage_path: "services/endpoints",
         codec: Some(typed::<core_v1::Endpoints>),
+        schema: Some(schema_of::<core_v1::Endpoints>),
         ..BASE
     },
     BuiltinDef {
@@ -198,6 +203,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         storage_version: "v1",
         selectable_fields: CORE_EVENT_FIELDS,
         codec: Some(typed::<core_v1::Event>),
+        schema: Some(schema_of::<core_v1::Event>),
         ..BASE
     },
     BuiltinDef {
@@ -209,6 +215,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         short_names: &["limits"],
         storage_path: "limitranges",
         codec: Some(typed::<core_v1::LimitRange>),
+        schema: Some(schema_of::<core_v1::LimitRange>),
         ..BASE
     },
     BuiltinDef {
@@ -232,6 +239,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         // "name" is a legacy alias upstream still accepts for metadata.name.
         selectable_fields: &["status.phase", "name"],
         codec: Some(typed::<core_v1::Namespace>),
+        schema: Some(schema_of::<core_v1::Namespace>),
         ..BASE
     },
     BuiltinDef {
@@ -254,6 +262,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         storage_path: "minions",
         selectable_fields: &["spec.unschedulable"],
         codec: Some(typed::<core_v1::Node>),
+        schema: Some(schema_of::<core_v1::Node>),
         ..BASE
     },
     BuiltinDef {
@@ -268,6 +277,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         // "name" is a legacy alias upstream still accepts for metadata.name.
         selectable_fields: &["name"],
         codec: Some(typed::<core_v1::PersistentVolumeClaim>),
+        schema: Some(schema_of::<core_v1::PersistentVolumeClaim>),
         ..BASE
     },
     BuiltinDef {
@@ -282,6 +292,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         // "name" is a legacy alias upstream still accepts for metadata.name.
         selectable_fields: &["name"],
         codec: Some(typed::<core_v1::PersistentVolume>),
+        schema: Some(schema_of::<core_v1::PersistentVolume>),
         ..BASE
     },
     BuiltinDef {
@@ -372,6 +383,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
             "status.nominatedNodeName",
         ],
         codec: Some(typed::<core_v1::Pod>),
+        schema: Some(schema_of::<core_v1::Pod>),
         ..BASE
     },
     BuiltinDef {
@@ -382,6 +394,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "podtemplates",
         codec: Some(typed::<core_v1::PodTemplate>),
+        schema: Some(schema_of::<core_v1::PodTemplate>),
         ..BASE
     },
     BuiltinDef {
@@ -396,6 +409,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         storage_path: "controllers",
         selectable_fields: &["status.replicas"],
         codec: Some(typed::<core_v1::ReplicationController>),
+        schema: Some(schema_of::<core_v1::ReplicationController>),
         ..BASE
     },
     BuiltinDef {
@@ -408,6 +422,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "resourcequotas",
         codec: Some(typed::<core_v1::ResourceQuota>),
+        schema: Some(schema_of::<core_v1::ResourceQuota>),
         ..BASE
     },
     BuiltinDef {
@@ -419,6 +434,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         storage_path: "secrets",
         selectable_fields: &["type"],
         codec: Some(typed::<core_v1::Secret>),
+        schema: Some(schema_of::<core_v1::Secret>),
         ..BASE
     },
     BuiltinDef {
@@ -437,6 +453,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         }],
         storage_path: "serviceaccounts",
         codec: Some(typed::<core_v1::ServiceAccount>),
+        schema: Some(schema_of::<core_v1::ServiceAccount>),
         ..BASE
     },
     BuiltinDef {
@@ -460,6 +477,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         storage_path: "services/specs",
         selectable_fields: &["spec.clusterIP", "spec.type"],
         codec: Some(typed::<core_v1::Service>),
+        schema: Some(schema_of::<core_v1::Service>),
         ..BASE
     },
     // ------------------------------------------------- apiregistration.k8s.io/v1
@@ -474,6 +492,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "apiregistration.k8s.io/apiservices",
         codec: Some(typed::<apiregistration_v1::APIService>),
+        schema: Some(schema_of::<apiregistration_v1::APIService>),
         ..BASE
     },
     // ----------------------------------------------------------------- apps/v1
@@ -486,6 +505,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "controllerrevisions",
         codec: Some(typed::<apps_v1::ControllerRevision>),
+        schema: Some(schema_of::<apps_v1::ControllerRevision>),
         ..BASE
     },
     BuiltinDef {
@@ -500,6 +520,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "daemonsets",
         codec: Some(typed::<apps_v1::DaemonSet>),
+        schema: Some(schema_of::<apps_v1::DaemonSet>),
         ..BASE
     },
     BuiltinDef {
@@ -514,6 +535,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: SCALE_AND_STATUS,
         storage_path: "deployments",
         codec: Some(typed::<apps_v1::Deployment>),
+        schema: Some(schema_of::<apps_v1::Deployment>),
         ..BASE
     },
     BuiltinDef {
@@ -529,6 +551,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         storage_path: "replicasets",
         selectable_fields: &["status.replicas"],
         codec: Some(typed::<apps_v1::ReplicaSet>),
+        schema: Some(schema_of::<apps_v1::ReplicaSet>),
         ..BASE
     },
     BuiltinDef {
@@ -543,6 +566,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: SCALE_AND_STATUS,
         storage_path: "statefulsets",
         codec: Some(typed::<apps_v1::StatefulSet>),
+        schema: Some(schema_of::<apps_v1::StatefulSet>),
         ..BASE
     },
     // -------------------------------------------------------- events.k8s.io/v1
@@ -559,6 +583,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         storage_version: "v1",
         selectable_fields: EVENTS_V1_FIELDS,
         codec: Some(typed::<events_v1::Event>),
+        schema: Some(schema_of::<events_v1::Event>),
         ..BASE
     },
     // ------------------------------------------------ authentication.k8s.io/v1
@@ -571,6 +596,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: CREATE,
         storage_path: "",
         codec: Some(typed::<authentication_v1::SelfSubjectReview>),
+        schema: Some(schema_of::<authentication_v1::SelfSubjectReview>),
         ..BASE
     },
     BuiltinDef {
@@ -582,6 +608,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: CREATE,
         storage_path: "",
         codec: Some(typed::<authentication_v1::TokenReview>),
+        schema: Some(schema_of::<authentication_v1::TokenReview>),
         ..BASE
     },
     // ------------------------------------------------- authorization.k8s.io/v1
@@ -594,6 +621,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: CREATE,
         storage_path: "",
         codec: Some(typed::<authorization_v1::LocalSubjectAccessReview>),
+        schema: Some(schema_of::<authorization_v1::LocalSubjectAccessReview>),
         ..BASE
     },
     BuiltinDef {
@@ -605,6 +633,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: CREATE,
         storage_path: "",
         codec: Some(typed::<authorization_v1::SelfSubjectAccessReview>),
+        schema: Some(schema_of::<authorization_v1::SelfSubjectAccessReview>),
         ..BASE
     },
     BuiltinDef {
@@ -616,6 +645,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: CREATE,
         storage_path: "",
         codec: Some(typed::<authorization_v1::SelfSubjectRulesReview>),
+        schema: Some(schema_of::<authorization_v1::SelfSubjectRulesReview>),
         ..BASE
     },
     BuiltinDef {
@@ -627,17 +657,20 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: CREATE,
         storage_path: "",
         codec: Some(typed::<authorization_v1::SubjectAccessReview>),
+        schema: Some(schema_of::<authorization_v1::SubjectAccessReview>),
         ..BASE
     },
     // ----------------------------------------------- autoscaling/v2, then v1
     BuiltinDef {
         version: "v2",
         codec: Some(typed::<autoscaling_v2::HorizontalPodAutoscaler>),
+        schema: Some(schema_of::<autoscaling_v2::HorizontalPodAutoscaler>),
         ..HPA
     },
     BuiltinDef {
         version: "v1",
         codec: Some(typed::<autoscaling_v1::HorizontalPodAutoscaler>),
+        schema: Some(schema_of::<autoscaling_v1::HorizontalPodAutoscaler>),
         ..HPA
     },
     // ---------------------------------------------------------------- batch/v1
@@ -653,6 +686,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "cronjobs",
         codec: Some(typed::<batch_v1::CronJob>),
+        schema: Some(schema_of::<batch_v1::CronJob>),
         ..BASE
     },
     BuiltinDef {
@@ -667,6 +701,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         storage_path: "jobs",
         selectable_fields: &["status.successful"],
         codec: Some(typed::<batch_v1::Job>),
+        schema: Some(schema_of::<batch_v1::Job>),
         ..BASE
     },
     // -------------------------------------------------- certificates.k8s.io/v1
@@ -691,6 +726,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         storage_path: "certificatesigningrequests",
         selectable_fields: &["spec.signerName"],
         codec: Some(typed::<certificates_v1::CertificateSigningRequest>),
+        schema: Some(schema_of::<certificates_v1::CertificateSigningRequest>),
         ..BASE
     },
     // ---------------------------------------------------- networking.k8s.io/v1
@@ -703,6 +739,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "ingressclasses",
         codec: Some(typed::<networking_v1::IngressClass>),
+        schema: Some(schema_of::<networking_v1::IngressClass>),
         ..BASE
     },
     BuiltinDef {
@@ -716,6 +753,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "ingress",
         codec: Some(typed::<networking_v1::Ingress>),
+        schema: Some(schema_of::<networking_v1::Ingress>),
         ..BASE
     },
     // GA in 1.33 (MultiCIDRServiceAllocator); stored as v1 from 1.34 on.
@@ -729,6 +767,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         short_names: &["ip"],
         storage_path: "ipaddresses",
         codec: Some(typed::<networking_v1::IPAddress>),
+        schema: Some(schema_of::<networking_v1::IPAddress>),
         ..BASE
     },
     BuiltinDef {
@@ -741,6 +780,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         short_names: &["netpol"],
         storage_path: "networkpolicies",
         codec: Some(typed::<networking_v1::NetworkPolicy>),
+        schema: Some(schema_of::<networking_v1::NetworkPolicy>),
         ..BASE
     },
     // GA in 1.33 (MultiCIDRServiceAllocator); stored as v1 from 1.34 on.
@@ -754,6 +794,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "servicecidrs",
         codec: Some(typed::<networking_v1::ServiceCIDR>),
+        schema: Some(schema_of::<networking_v1::ServiceCIDR>),
         ..BASE
     },
     // --------------------------------------------------------------- policy/v1
@@ -768,6 +809,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "poddisruptionbudgets",
         codec: Some(typed::<policy_v1::PodDisruptionBudget>),
+        schema: Some(schema_of::<policy_v1::PodDisruptionBudget>),
         ..BASE
     },
     // --------------------------------------------- rbac.authorization.k8s.io/v1
@@ -780,6 +822,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "clusterrolebindings",
         codec: Some(typed::<rbac_v1::ClusterRoleBinding>),
+        schema: Some(schema_of::<rbac_v1::ClusterRoleBinding>),
         ..BASE
     },
     BuiltinDef {
@@ -791,6 +834,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "clusterroles",
         codec: Some(typed::<rbac_v1::ClusterRole>),
+        schema: Some(schema_of::<rbac_v1::ClusterRole>),
         ..BASE
     },
     BuiltinDef {
@@ -802,6 +846,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "rolebindings",
         codec: Some(typed::<rbac_v1::RoleBinding>),
+        schema: Some(schema_of::<rbac_v1::RoleBinding>),
         ..BASE
     },
     BuiltinDef {
@@ -813,6 +858,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "roles",
         codec: Some(typed::<rbac_v1::Role>),
+        schema: Some(schema_of::<rbac_v1::Role>),
         ..BASE
     },
     // ------------------------------------------------------- storage.k8s.io/v1
@@ -825,6 +871,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "csidrivers",
         codec: Some(typed::<storage_v1::CSIDriver>),
+        schema: Some(schema_of::<storage_v1::CSIDriver>),
         ..BASE
     },
     BuiltinDef {
@@ -836,6 +883,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "csinodes",
         codec: Some(typed::<storage_v1::CSINode>),
+        schema: Some(schema_of::<storage_v1::CSINode>),
         ..BASE
     },
     BuiltinDef {
@@ -847,6 +895,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "csistoragecapacities",
         codec: Some(typed::<storage_v1::CSIStorageCapacity>),
+        schema: Some(schema_of::<storage_v1::CSIStorageCapacity>),
         ..BASE
     },
     BuiltinDef {
@@ -859,6 +908,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         short_names: &["sc"],
         storage_path: "storageclasses",
         codec: Some(typed::<storage_v1::StorageClass>),
+        schema: Some(schema_of::<storage_v1::StorageClass>),
         ..BASE
     },
     BuiltinDef {
@@ -871,6 +921,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "volumeattachments",
         codec: Some(typed::<storage_v1::VolumeAttachment>),
+        schema: Some(schema_of::<storage_v1::VolumeAttachment>),
         ..BASE
     },
     // GA in 1.34. Only v1 is served by default; upstream 1.34 still encodes
@@ -886,6 +937,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         short_names: &["vac"],
         storage_path: "volumeattributesclasses",
         codec: Some(typed::<storage_v1::VolumeAttributesClass>),
+        schema: Some(schema_of::<storage_v1::VolumeAttributesClass>),
         ..BASE
     },
     // ------------------------------------------ admissionregistration.k8s.io/v1
@@ -899,6 +951,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         categories: &["api-extensions"],
         storage_path: "mutatingwebhookconfigurations",
         codec: Some(typed::<admissionregistration_v1::MutatingWebhookConfiguration>),
+        schema: Some(schema_of::<admissionregistration_v1::MutatingWebhookConfiguration>),
         ..BASE
     },
     BuiltinDef {
@@ -912,6 +965,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "validatingadmissionpolicies",
         codec: Some(typed::<admissionregistration_v1::ValidatingAdmissionPolicy>),
+        schema: Some(schema_of::<admissionregistration_v1::ValidatingAdmissionPolicy>),
         ..BASE
     },
     BuiltinDef {
@@ -924,6 +978,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         categories: &["api-extensions"],
         storage_path: "validatingadmissionpolicybindings",
         codec: Some(typed::<admissionregistration_v1::ValidatingAdmissionPolicyBinding>),
+        schema: Some(schema_of::<admissionregistration_v1::ValidatingAdmissionPolicyBinding>),
         ..BASE
     },
     BuiltinDef {
@@ -936,6 +991,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         categories: &["api-extensions"],
         storage_path: "validatingwebhookconfigurations",
         codec: Some(typed::<admissionregistration_v1::ValidatingWebhookConfiguration>),
+        schema: Some(schema_of::<admissionregistration_v1::ValidatingWebhookConfiguration>),
         ..BASE
     },
     // -------------------------------------------------- apiextensions.k8s.io/v1
@@ -951,6 +1007,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "apiextensions.k8s.io/customresourcedefinitions",
         codec: Some(typed::<apiextensions_v1::CustomResourceDefinition>),
+        schema: Some(schema_of::<apiextensions_v1::CustomResourceDefinition>),
         ..BASE
     },
     // ----------------------------------------------------- scheduling.k8s.io/v1
@@ -964,6 +1021,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         short_names: &["pc"],
         storage_path: "priorityclasses",
         codec: Some(typed::<scheduling_v1::PriorityClass>),
+        schema: Some(schema_of::<scheduling_v1::PriorityClass>),
         ..BASE
     },
     // --------------------------------------------------- coordination.k8s.io/v1
@@ -976,6 +1034,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "leases",
         codec: Some(typed::<coordination_v1::Lease>),
+        schema: Some(schema_of::<coordination_v1::Lease>),
         ..BASE
     },
     // ----------------------------------------------------------- node.k8s.io/v1
@@ -988,6 +1047,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "runtimeclasses",
         codec: Some(typed::<node_v1::RuntimeClass>),
+        schema: Some(schema_of::<node_v1::RuntimeClass>),
         ..BASE
     },
     // ------------------------------------------------------ discovery.k8s.io/v1
@@ -1000,6 +1060,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "endpointslices",
         codec: Some(typed::<discovery_v1::EndpointSlice>),
+        schema: Some(schema_of::<discovery_v1::EndpointSlice>),
         ..BASE
     },
     // ------------------------------------------ flowcontrol.apiserver.k8s.io/v1
@@ -1013,6 +1074,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "flowschemas",
         codec: Some(typed::<flowcontrol_v1::FlowSchema>),
+        schema: Some(schema_of::<flowcontrol_v1::FlowSchema>),
         ..BASE
     },
     BuiltinDef {
@@ -1025,6 +1087,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "prioritylevelconfigurations",
         codec: Some(typed::<flowcontrol_v1::PriorityLevelConfiguration>),
+        schema: Some(schema_of::<flowcontrol_v1::PriorityLevelConfiguration>),
         ..BASE
     },
     // ------------------------------------------------------- resource.k8s.io/v1
@@ -1041,6 +1104,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "deviceclasses",
         codec: Some(typed::<resource_v1::DeviceClass>),
+        schema: Some(schema_of::<resource_v1::DeviceClass>),
         ..BASE
     },
     BuiltinDef {
@@ -1053,6 +1117,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         subresources: ONLY_STATUS,
         storage_path: "resourceclaims",
         codec: Some(typed::<resource_v1::ResourceClaim>),
+        schema: Some(schema_of::<resource_v1::ResourceClaim>),
         ..BASE
     },
     BuiltinDef {
@@ -1064,6 +1129,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         verbs: RW,
         storage_path: "resourceclaimtemplates",
         codec: Some(typed::<resource_v1::ResourceClaimTemplate>),
+        schema: Some(schema_of::<resource_v1::ResourceClaimTemplate>),
         ..BASE
     },
     BuiltinDef {
@@ -1076,6 +1142,7 @@ pub static BUILTINS: &[BuiltinDef] = &[
         storage_path: "resourceslices",
         selectable_fields: &["spec.nodeName", "spec.driver"],
         codec: Some(typed::<resource_v1::ResourceSlice>),
+        schema: Some(schema_of::<resource_v1::ResourceSlice>),
         ..BASE
     },
 ];

@@ -4,6 +4,7 @@
 
 pub mod discovery;
 pub mod negotiation;
+pub mod openapi;
 pub mod table;
 
 use std::sync::Arc;
