@@ -179,8 +179,12 @@ impl ApiError {
         }
     }
 
+    /// upstream's NewBadRequest, which carries no details.
     pub fn bad_request(message: impl Into<String>) -> Self {
-        Self::new(400, Reason::BadRequest, message)
+        ApiError {
+            details: None,
+            ..Self::new(400, Reason::BadRequest, message)
+        }
     }
 
     pub fn unauthorized() -> Self {

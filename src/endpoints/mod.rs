@@ -471,7 +471,7 @@ impl ResourceHandler {
                 let rv = meta::str_field(&v, "resourceVersion").to_string();
                 json_response(
                     code,
-                    table::table(registry, &[v], &rv, None, include_object),
+                    table::table(registry, &[v], &rv, None, None, include_object),
                 )
             }
             Output::PartialObjectMetadata => {
@@ -525,6 +525,7 @@ impl ResourceHandler {
                         &objs,
                         &list.resource_version.to_string(),
                         list.continue_token.as_deref(),
+                        list.remaining_item_count,
                         include_object,
                     ),
                 )
@@ -543,6 +544,9 @@ impl ResourceHandler {
                 );
                 if let Some(c) = &list.continue_token {
                     meta.insert("continue".into(), json!(c));
+                }
+                if let Some(n) = list.remaining_item_count {
+                    meta.insert("remainingItemCount".into(), json!(n));
                 }
                 let body = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items});
                 json_response(
@@ -634,6 +638,7 @@ impl ResourceHandler {
                                         &reg,
                                         &[v],
                                         &object.resource_version.to_string(),
+                                        None,
                                         None,
                                         true,
                                     ),

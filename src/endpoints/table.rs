@@ -19,6 +19,7 @@ pub fn table(
     objs: &[Value],
     rv: &str,
     cont: Option<&str>,
+    remaining: Option<i64>,
     include_object: bool,
 ) -> Bytes {
     let (defs, rows): (Vec<Value>, Vec<Value>) = match registry.strategy.columns() {
@@ -61,6 +62,9 @@ pub fn table(
     meta.insert("resourceVersion".into(), json!(rv));
     if let Some(c) = cont {
         meta.insert("continue".into(), json!(c));
+    }
+    if let Some(n) = remaining {
+        meta.insert("remainingItemCount".into(), json!(n));
     }
     let t = json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "columnDefinitions": defs, "rows": rows});
     Bytes::from(serde_json::to_vec(&t).unwrap_or_default())

@@ -202,6 +202,20 @@ impl Strategy for SecretStrategy {
     fn default(&self, obj: &mut Value) {
         if let Some(m) = obj.as_object_mut() {
             set_default(m, "type", json!("Opaque"));
+            // stringData is write-only: merged into data, as upstream's conversion does.
+            if let Some(Value::Object(sd)) = m.remove("stringData") {
+                use base64::Engine;
+                let data = m.entry("data").or_insert_with(|| json!({}));
+                if let Some(d) = data.as_object_mut() {
+                    for (k, v) in sd {
+                        let text = v.as_str().unwrap_or("").to_string();
+                        d.insert(
+                            k,
+                            json!(base64::engine::general_purpose::STANDARD.encode(text)),
+                        );
+                    }
+                }
+            }
         }
     }
 

@@ -609,8 +609,9 @@ impl Registry {
                 .key_prefix
                 .clone()
                 .unwrap_or_else(|| self.key_root.clone());
+            let unfiltered = filter.label.is_empty() && filter.field.is_empty();
             let opts = ListOptions {
-                predicate: Some(predicate),
+                predicate: (!unfiltered).then_some(predicate),
                 ..opts
             };
             let mut res = self

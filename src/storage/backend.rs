@@ -141,6 +141,14 @@ pub trait Backend: Send + Sync + 'static {
     /// The current revision, read cheaply (for consistent reads from cache).
     async fn current_revision(&self) -> Result<i64, BackendError>;
 
+    /// Whether a cache fed by [`Backend::watch`] can serve consistent reads
+    /// by waiting for progress. etcd 3.4 can send a progress notification
+    /// ahead of events still in flight (etcd issue 15220; upstream needs
+    /// 3.5.13 for the same feature), so on etcd consistent reads go to etcd.
+    fn progress_is_reliable(&self) -> bool {
+        true
+    }
+
     /// Forgets history before `revision`.
     async fn compact(&self, revision: i64) -> Result<(), BackendError>;
 

@@ -268,11 +268,35 @@ impl Cacher {
         self.wait_for(current).await
     }
 
+    /// Whether consistent reads can come from the cache (see
+    /// [`super::backend::Backend::progress_is_reliable`]).
+    fn consistent_from_cache(&self) -> bool {
+        self.store.backend().progress_is_reliable()
+    }
+
+    fn from_storage(&self, o: super::store::Object) -> Arc<CachedObject> {
+        let attrs = decode_attrs(&self.attrs, &o.value);
+        let json = with_resource_version(&o.value, o.resource_version);
+        Arc::new(CachedObject {
+            key: o.key,
+            resource_version: o.resource_version,
+            json,
+            attrs,
+        })
+    }
+
     pub async fn get(
         self: &Arc<Self>,
         key: &str,
         consistent: bool,
     ) -> Result<Option<Arc<CachedObject>>, StorageError> {
+        if consistent && !self.consistent_from_cache() {
+            return match self.store.get(key).await {
+                Ok(o) => Ok(Some(self.from_storage(o))),
+                Err(StorageError::NotFound { .. }) => Ok(None),
+                Err(e) => Err(e),
+            };
+        }
         self.wait_ready().await?;
         if consistent {
             self.wait_consistent().await?;
@@ -287,6 +311,9 @@ impl Cacher {
         filter: &Filter,
         opts: &ListOptions,
     ) -> Result<CacheList, StorageError> {
+        if opts.resource_version.is_none() && !self.consistent_from_cache() {
+            return self.list_from_storage(filter, opts).await;
+        }
         self.wait_ready().await?;
         match opts.resource_version {
             None => self.wait_consistent().await?,
@@ -321,7 +348,11 @@ impl Cacher {
             let rest: Vec<&Arc<CachedObject>> = iter.map(|(_, o)| o).collect();
             if !rest.is_empty() {
                 let last = out.items.last().map(|o| o.key.clone()).unwrap_or_default();
-                let rel = format!("{}\u{0}", last.strip_prefix(&self.prefix).unwrap_or(&last));
+                // Relative to the listed range, as storage reads it back.
+                let rel = format!(
+                    "{}\u{0}",
+                    last.strip_prefix(start.as_str()).unwrap_or(&last)
+                );
                 out.continue_token = Some(encode_continue(state.rev, &rel));
                 if filter.is_unfiltered() {
                     out.remaining_item_count = Some(rest.len() as i64);
@@ -331,12 +362,57 @@ impl Cacher {
         Ok(out)
     }
 
+    /// A consistent list read from storage itself.
+    async fn list_from_storage(
+        self: &Arc<Self>,
+        filter: &Filter,
+        opts: &ListOptions,
+    ) -> Result<CacheList, StorageError> {
+        let f = filter.clone();
+        let attrs = self.attrs.clone();
+        let predicate: super::store::Predicate = Arc::new(move |raw: &[u8]| {
+            let a = decode_attrs(&attrs, raw);
+            f.label.matches(&a.labels) && f.field.matches(&a.fields)
+        });
+        let prefix = filter
+            .key_prefix
+            .clone()
+            .unwrap_or_else(|| self.prefix.clone());
+        let filtered = !filter.is_unfiltered() || filter.exact_key.is_some();
+        let opts = ListOptions {
+            predicate: filtered.then_some(predicate),
+            ..opts.clone()
+        };
+        let res = self.store.list(&prefix, &opts).await?;
+        Ok(CacheList {
+            items: res
+                .items
+                .into_iter()
+                .map(|o| self.from_storage(o))
+                .collect(),
+            resource_version: res.resource_version,
+            continue_token: res.continue_token,
+            remaining_item_count: res.remaining_item_count,
+        })
+    }
+
     pub async fn watch(
         self: &Arc<Self>,
         opts: WatchOptions,
     ) -> Result<mpsc::Receiver<WatchMessage>, StorageError> {
         self.wait_ready().await?;
         match opts.start {
+            WatchStart::Now { consistent: true } if !self.consistent_from_cache() => {
+                // Best effort: the cache follows etcd closely; without
+                // reliable progress it cannot prove it is current.
+                let current = self.store.backend().current_revision().await?;
+                let mut rx = self.rev.subscribe();
+                let _ = tokio::time::timeout(
+                    Duration::from_millis(250),
+                    rx.wait_for(|r| *r >= current),
+                )
+                .await;
+            }
             WatchStart::Now { consistent: true } => self.wait_consistent().await?,
             WatchStart::After(rv) => {
                 let cur = *self.rev.borrow();

@@ -62,6 +62,28 @@ fn convert(kv: &etcd_client::KeyValue) -> KeyValue {
     }
 }
 
+/// Reads are idempotent: when the member a read went to is gone, the
+/// balanced channel sends the next try to another one.
+const READ_ATTEMPTS: usize = 5;
+
+async fn retry_read<T, F, Fut>(mut f: F) -> Result<T, BackendError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, BackendError>>,
+{
+    let mut last = None;
+    for attempt in 0..READ_ATTEMPTS {
+        match f().await {
+            Err(BackendError::Unavailable(m)) => {
+                last = Some(BackendError::Unavailable(m));
+                tokio::time::sleep(Duration::from_millis(50 * (attempt as u64 + 1))).await;
+            }
+            other => return other,
+        }
+    }
+    Err(last.unwrap_or_else(|| BackendError::Unavailable("etcd read failed".into())))
+}
+
 impl Etcd {
     pub async fn connect(cfg: &EtcdConfig, prefix: &str) -> Result<Etcd, BackendError> {
         let mut opts = ConnectOptions::new()
@@ -133,8 +155,16 @@ impl Backend for Etcd {
         "etcd"
     }
 
+    fn progress_is_reliable(&self) -> bool {
+        false
+    }
+
     async fn get(&self, key: &str) -> Result<(Option<KeyValue>, i64), BackendError> {
-        let resp = self.client.clone().get(key, None).await.map_err(classify)?;
+        let resp = retry_read(|| {
+            let mut c = self.client.clone();
+            async move { c.get(key, None).await.map_err(classify) }
+        })
+        .await?;
         let rev = resp.header().map_or(0, |h| h.revision());
         Ok((resp.kvs().first().map(convert), rev))
     }
@@ -147,22 +177,23 @@ impl Backend for Etcd {
         if req.limit > 0 {
             opts = opts.with_limit(req.limit);
         }
-        let resp = self
-            .client
-            .clone()
-            .get(req.start.as_bytes().to_vec(), Some(opts))
-            .await
-            .map_err(|e| match classify(e) {
-                BackendError::Compacted { .. } => BackendError::Compacted {
-                    requested: req.revision,
-                    compacted: self.compacted.load(Ordering::Acquire),
-                },
-                BackendError::FutureRevision { .. } => BackendError::FutureRevision {
-                    requested: req.revision,
-                    current: 0,
-                },
-                other => other,
-            })?;
+        let resp = retry_read(|| {
+            let (mut c, opts) = (self.client.clone(), opts.clone());
+            let start = req.start.as_bytes().to_vec();
+            async move { c.get(start, Some(opts)).await.map_err(classify) }
+        })
+        .await
+        .map_err(|e| match e {
+            BackendError::Compacted { .. } => BackendError::Compacted {
+                requested: req.revision,
+                compacted: self.compacted.load(Ordering::Acquire),
+            },
+            BackendError::FutureRevision { .. } => BackendError::FutureRevision {
+                requested: req.revision,
+                current: 0,
+            },
+            other => other,
+        })?;
         let header_rev = resp.header().map_or(0, |h| h.revision());
         Ok(RangeResponse {
             kvs: resp.kvs().iter().map(convert).collect(),
@@ -294,15 +325,18 @@ impl Backend for Etcd {
     }
 
     async fn current_revision(&self) -> Result<i64, BackendError> {
-        let resp = self
-            .client
-            .clone()
-            .get(
-                self.probe_key.as_str(),
-                Some(GetOptions::new().with_count_only()),
-            )
-            .await
-            .map_err(classify)?;
+        let resp = retry_read(|| {
+            let mut c = self.client.clone();
+            async move {
+                c.get(
+                    self.probe_key.as_str(),
+                    Some(GetOptions::new().with_count_only()),
+                )
+                .await
+                .map_err(classify)
+            }
+        })
+        .await?;
         Ok(resp.header().map_or(0, |h| h.revision()))
     }
 
