@@ -3,15 +3,10 @@
 use serde_json::{json, Map, Value};
 
 use super::core::{default_pod_spec, validate_pod_spec};
-use super::strategy::{age_cell, name_cell, Column, Strategy, AGE_DESCRIPTION, NAME_DESCRIPTION};
+use super::strategy::{age_column, name_column, set_default, Column, Strategy};
 use super::validation::FieldError;
 use crate::api::selector::LabelSelector;
 
-fn set_default(obj: &mut Map<String, Value>, key: &str, value: Value) {
-    if obj.get(key).is_none_or(Value::is_null) {
-        obj.insert(key.into(), value);
-    }
-}
 
 fn spec_mut(obj: &mut Value) -> Option<&mut Map<String, Value>> {
     obj.get_mut("spec").and_then(Value::as_object_mut)
@@ -114,27 +109,7 @@ fn int_cell(o: &Value, path: &[&str]) -> Value {
     json!(v.as_i64().unwrap_or(0))
 }
 
-fn name_column() -> Column {
-    Column {
-        name: "Name",
-        kind: "string",
-        format: "name",
-        description: NAME_DESCRIPTION,
-        priority: 0,
-        cell: name_cell,
-    }
-}
 
-fn age_column() -> Column {
-    Column {
-        name: "Age",
-        kind: "string",
-        format: "",
-        description: AGE_DESCRIPTION,
-        priority: 0,
-        cell: age_cell,
-    }
-}
 
 fn containers_cell(o: &Value) -> Value {
     let names: Vec<&str> = o["spec"]["template"]["spec"]["containers"]

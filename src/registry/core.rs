@@ -3,31 +3,14 @@
 use serde_json::{json, Map, Value};
 
 use super::meta::NameRule;
-use super::strategy::{
-    age_cell, age_column, name_cell, Column, Strategy, AGE_DESCRIPTION, NAME_DESCRIPTION,
-};
+use super::strategy::{age_cell, age_column, name_column, set_default, Column, Strategy, AGE_DESCRIPTION};
 use super::validation::{self, FieldError};
 
-fn set_default(obj: &mut Map<String, Value>, key: &str, value: Value) {
-    if obj.get(key).is_none_or(Value::is_null) {
-        obj.insert(key.into(), value);
-    }
-}
 
 fn obj_mut<'a>(v: &'a mut Value, key: &str) -> Option<&'a mut Map<String, Value>> {
     v.get_mut(key).and_then(Value::as_object_mut)
 }
 
-fn name_column() -> Column {
-    Column {
-        name: "Name",
-        kind: "string",
-        format: "name",
-        description: NAME_DESCRIPTION,
-        priority: 0,
-        cell: name_cell,
-    }
-}
 
 // ---- Namespace ----
 

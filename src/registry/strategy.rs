@@ -145,6 +145,17 @@ pub fn human_duration(secs: i64) -> String {
     }
 }
 
+/// Sets `key` unless the object already has a non-null value there.
+pub fn set_default(obj: &mut serde_json::Map<String, Value>, key: &str, value: Value) {
+    if obj.get(key).is_none_or(Value::is_null) {
+        obj.insert(key.into(), value);
+    }
+}
+
+pub fn name_column() -> Column {
+    Column { name: "Name", kind: "string", format: "name", description: NAME_DESCRIPTION, priority: 0, cell: name_cell }
+}
+
 pub fn age_column() -> Column {
     Column {
         name: "Age",
