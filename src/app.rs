@@ -128,6 +128,11 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     });
     let (tracked, tracked_metrics, tracker_stop) =
         (cachers.clone(), metrics.clone(), background.child_token());
+    let (ns_registries, ns_stop) = (registries.clone(), background.child_token());
+    hooks.add("start-namespace-controller", move || async move {
+        tokio::spawn(controlplane::namespace::run(ns_registries, ns_stop));
+        Ok(())
+    });
     hooks.add("storage-object-count-tracker-hook", move || async move {
         tokio::spawn(controlplane::track_object_counts(
             tracked,

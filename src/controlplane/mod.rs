@@ -4,6 +4,7 @@
 
 pub mod bootstrap;
 pub mod builtin;
+pub mod namespace;
 
 use std::sync::{Arc, OnceLock};
 

@@ -727,6 +727,14 @@ impl ResourceHandler {
                 _ => Err(ApiError::method_not_allowed()),
             },
             "scale" => self.scale(registry, req, info, q).await,
+            "finalize" => {
+                let opts = write_options(q, "UpdateOptions")?;
+                let body = self.body(req, &r.kind).await?;
+                let written = registry
+                    .update(ns, name, body, Some("finalize"), &opts)
+                    .await?;
+                Ok(self.written(registry, StatusCode::OK, written, output))
+            }
             "log" | "exec" | "attach" | "portforward" | "proxy" => {
                 let obj = registry.get_object(ns, name, None).await?;
                 let v: Value = serde_json::from_slice(&obj).unwrap_or(json!({}));

@@ -7,7 +7,6 @@ use super::strategy::{age_column, name_column, set_default, Column, Strategy};
 use super::validation::FieldError;
 use crate::api::selector::LabelSelector;
 
-
 fn spec_mut(obj: &mut Value) -> Option<&mut Map<String, Value>> {
     obj.get_mut("spec").and_then(Value::as_object_mut)
 }
@@ -108,8 +107,6 @@ fn int_cell(o: &Value, path: &[&str]) -> Value {
     }
     json!(v.as_i64().unwrap_or(0))
 }
-
-
 
 fn containers_cell(o: &Value) -> Value {
     let names: Vec<&str> = o["spec"]["template"]["spec"]["containers"]

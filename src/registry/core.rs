@@ -3,14 +3,14 @@
 use serde_json::{json, Map, Value};
 
 use super::meta::NameRule;
-use super::strategy::{age_cell, age_column, name_column, set_default, Column, Strategy, AGE_DESCRIPTION};
+use super::strategy::{
+    age_cell, age_column, name_column, set_default, Column, Strategy, AGE_DESCRIPTION,
+};
 use super::validation::{self, FieldError};
-
 
 fn obj_mut<'a>(v: &'a mut Value, key: &str) -> Option<&'a mut Map<String, Value>> {
     v.get_mut(key).and_then(Value::as_object_mut)
 }
-
 
 // ---- Namespace ----
 
@@ -69,6 +69,27 @@ impl Strategy for NamespaceStrategy {
         if let Some(l) = labels.as_object_mut() {
             l.insert("kubernetes.io/metadata.name".into(), Value::String(name));
         }
+    }
+
+    fn defer_deletion(&self, obj: &mut Value) -> bool {
+        let pending = obj["spec"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty());
+        if pending {
+            if let Some(m) = obj.as_object_mut() {
+                let status = m.entry("status").or_insert_with(|| json!({}));
+                if let Some(s) = status.as_object_mut() {
+                    s.insert("phase".into(), json!("Terminating"));
+                }
+            }
+        }
+        pending
+    }
+
+    fn forbid_deletion(&self, name: &str) -> Option<&'static str> {
+        crate::controlplane::bootstrap::SYSTEM_NAMESPACES
+            .contains(&name)
+            .then_some("this namespace may not be deleted")
     }
 
     fn columns(&self) -> Option<&'static [Column]> {

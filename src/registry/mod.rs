@@ -6,6 +6,7 @@
 pub mod apps;
 pub mod core;
 pub mod meta;
+pub mod patch;
 pub mod strategy;
 pub mod validation;
 
@@ -738,6 +739,14 @@ impl Registry {
                         );
                     }
                     new = merged;
+                } else if subresource == Some("finalize") {
+                    // namespaces/finalize changes spec.finalizers only.
+                    let mut merged = old.clone();
+                    let fins = new["spec"].get("finalizers").cloned().unwrap_or(json!([]));
+                    if let Some(spec) = merged.get_mut("spec").and_then(Value::as_object_mut) {
+                        spec.insert("finalizers".into(), fins);
+                    }
+                    new = merged;
                 } else {
                     if has_status {
                         if let Some(m) = new.as_object_mut() {
@@ -772,7 +781,10 @@ impl Registry {
         }
         // An object being deleted whose last finalizer went away is deleted now.
         if let Ok(v) = serde_json::from_slice::<Value>(&result.value) {
-            if meta::is_deleting(&v) && meta::finalizers(&v).is_empty() {
+            if meta::is_deleting(&v)
+                && meta::finalizers(&v).is_empty()
+                && !self.strategy.defer_deletion(&mut v.clone())
+            {
                 let pre = Preconditions {
                     resource_version: Some(result.resource_version.to_string()),
                     uid: None,
@@ -879,7 +891,21 @@ impl Registry {
                 finalizers.push(f.to_string());
             }
         }
-        if !finalizers.is_empty() {
+        if let Some(why) = self.strategy.forbid_deletion(name) {
+            return Err(ApiError::forbidden(format!(
+                "{} {name:?} is forbidden: {why}",
+                crate::api::status::qualified_resource(&self.resource.group, &self.resource.plural)
+            ))
+            .with_details(Some(
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                    name: Some(name.to_string()),
+                    kind: Some(self.resource.plural.clone()),
+                    ..Default::default()
+                },
+            )));
+        }
+        let deferred = self.strategy.defer_deletion(&mut obj.clone());
+        if !finalizers.is_empty() || deferred {
             // Graceful: mark for deletion; finalizers' owners finish it.
             if opts.dry_run {
                 return Ok((current.to_json(), false));
@@ -892,6 +918,7 @@ impl Registry {
                     };
                     let mut v: Value = serde_json::from_slice(&existing.value)
                         .map_err(|e| StorageError::Internal(e.to_string()))?;
+                    self.strategy.defer_deletion(&mut v);
                     let m = meta::meta_mut(&mut v);
                     if m.get("deletionTimestamp").is_none_or(Value::is_null) {
                         m.insert(
@@ -910,7 +937,9 @@ impl Registry {
                             f.push(Value::String(x.into()));
                         }
                     }
-                    m.insert("finalizers".into(), Value::Array(f));
+                    if !f.is_empty() {
+                        m.insert("finalizers".into(), Value::Array(f));
+                    }
                     Ok(Some(Self::encode(&v)))
                 })
                 .await

@@ -31,6 +31,18 @@ pub trait Strategy: Send + Sync {
     /// Carries over what an update of the main resource may not change.
     fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
 
+    /// Called when a delete is asked for. Returning true defers the
+    /// deletion like a finalizer would (the object is marked with
+    /// deletionTimestamp and kept); the strategy may change the object.
+    fn defer_deletion(&self, _obj: &mut Value) -> bool {
+        false
+    }
+
+    /// Objects of this kind that may never be deleted, with upstream's reason.
+    fn forbid_deletion(&self, _name: &str) -> Option<&'static str> {
+        None
+    }
+
     fn validate(&self, _obj: &Value) -> Vec<FieldError> {
         Vec::new()
     }
@@ -153,7 +165,14 @@ pub fn set_default(obj: &mut serde_json::Map<String, Value>, key: &str, value: V
 }
 
 pub fn name_column() -> Column {
-    Column { name: "Name", kind: "string", format: "name", description: NAME_DESCRIPTION, priority: 0, cell: name_cell }
+    Column {
+        name: "Name",
+        kind: "string",
+        format: "name",
+        description: NAME_DESCRIPTION,
+        priority: 0,
+        cell: name_cell,
+    }
 }
 
 pub fn age_column() -> Column {

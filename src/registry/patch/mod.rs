@@ -1,0 +1,5 @@
+//! Patch formats kapi applies itself: strategic merge patch and the
+//! per-field patch metadata of the built-in types.
+
+pub mod meta;
+pub mod strategic;
