@@ -22,7 +22,10 @@ Usage (from the repository root; Python 3 standard library only):
     python3 scripts/gen-protobuf-schema.py
 
 Options: --k8s-pb DIR and --k8s-openapi DIR (the crates' root directories;
-found with `cargo metadata` by default), --out FILE, --no-rustfmt.
+found with `cargo metadata` by default), --out FILE.
+
+The output is one field per line and is not rustfmt'ed: mod.rs declares it
+`#[rustfmt::skip] mod schema;`.
 """
 
 import argparse
@@ -301,7 +304,6 @@ def main():
     ap.add_argument("--k8s-pb")
     ap.add_argument("--k8s-openapi")
     ap.add_argument("--out", default="src/api/protobuf/schema.rs")
-    ap.add_argument("--no-rustfmt", action="store_true")
     args = ap.parse_args()
 
     pb_dir, openapi_dir = args.k8s_pb, args.k8s_openapi
@@ -431,11 +433,6 @@ def main():
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out, "w", encoding="utf-8") as f:
         f.write(text)
-    if not args.no_rustfmt:
-        try:
-            subprocess.run(["rustfmt", "--edition", "2021", args.out], check=True)
-        except FileNotFoundError:
-            print("gen-protobuf-schema: rustfmt not found; output left unformatted", file=sys.stderr)
     print(
         "gen-protobuf-schema: %d messages, %d fields, %d resources, %d with a k8s-openapi type -> %s"
         % (len(messages), n_fields, len(resources), matched, args.out),

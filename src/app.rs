@@ -112,6 +112,13 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         catalog.add(Resource::from_builtin(def));
     }
     let registries = Registries::new(catalog.clone(), cachers.clone(), cfg.storage_prefix.clone());
+    let allocator = controlplane::allocator::ServiceAllocator {
+        cidr: cfg.service_cluster_ip_range,
+        node_ports: cfg.service_node_port_range,
+        registries: registries.clone(),
+        prefix: cfg.storage_prefix.clone(),
+    };
+    registries.set_allocator("", "Service", Arc::new(allocator));
     let handler = |owner| ResourceHandler {
         registries: registries.clone(),
         owner,
@@ -123,8 +130,21 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let shutting_down = Arc::new(AtomicBool::new(false));
     let mut hooks = PostStartHooks::default();
     let boot = registries.clone();
+    let bound_port = Arc::new(OnceLock::<u16>::new());
+    let (port_for_boot, service_ip, advertise) = (
+        bound_port.clone(),
+        cfg.first_service_ip(),
+        cfg.advertise_address,
+    );
     hooks.add("bootstrap-controller", move || async move {
-        controlplane::bootstrap::ensure_system_namespaces(&boot).await
+        controlplane::bootstrap::ensure_system_namespaces(&boot).await?;
+        let port = port_for_boot.get().copied().unwrap_or_default();
+        let ep = controlplane::bootstrap::Endpoint {
+            service_ip,
+            advertise,
+            port,
+        };
+        controlplane::bootstrap::ensure_kubernetes_service(&boot, ep).await
     });
     let (tracked, tracked_metrics, tracker_stop) =
         (cachers.clone(), metrics.clone(), background.child_token());
@@ -202,6 +222,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     };
     let url = pki::server_url(host, addr.port());
     *server_address.write() = url.trim_start_matches("https://").to_string();
+    let _ = bound_port.set(addr.port());
     pki::write_admin_kubeconfig(&cfg.kubeconfig_out, &pki, &url)?;
     let stop = CancellationToken::new();
     let serving = tokio::spawn(serve::serve(

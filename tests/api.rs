@@ -538,7 +538,7 @@ fn kubectl_secret_string_data_becomes_data() {
 }
 
 #[test]
-#[ignore = "kapi gap: Services get no ClusterIP allocated from --service-cluster-ip-range (CLUSTER-IP shows <none>)"]
+
 fn kubectl_service_gets_a_cluster_ip() {
     let k = Kapi::start(&[]);
     kubectl_create(&k, &multi_doc("kip"));
@@ -1004,7 +1004,7 @@ fn kubectl_imperative_create() {
 }
 
 #[test]
-#[ignore = "kapi gap: strategic merge patch is not implemented (kubectl set image, client-side apply), answered 415"]
+
 fn kubectl_strategic_merge_patch_set_image_and_apply() {
     let k = Kapi::start(&[]);
     kubectl_create(

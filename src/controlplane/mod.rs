@@ -2,6 +2,7 @@
 //! API groups (as they land), `/version`, health, `/metrics` and the `/`
 //! index.
 
+pub mod allocator;
 pub mod bootstrap;
 pub mod builtin;
 pub mod namespace;

@@ -91,6 +91,17 @@ pub struct ListOut {
     pub remaining_item_count: Option<i64>,
 }
 
+/// Resources that hold something outside their object (ClusterIPs, node
+/// ports) take and give it back around create and delete, as upstream's
+/// REST decorators around the generic store do.
+#[async_trait::async_trait]
+pub trait Allocator: Send + Sync {
+    /// Fills in what the object gets allocated; on error nothing stays taken.
+    async fn allocate(&self, obj: &mut Value, dry_run: bool) -> Result<(), ApiError>;
+    /// Gives back what a deleted object (or a failed create) held.
+    async fn release(&self, obj: &Value);
+}
+
 /// All registries, created on first use from the catalog.
 #[derive(Clone)]
 pub struct Registries {
@@ -98,6 +109,7 @@ pub struct Registries {
     pub cachers: CacherSet,
     prefix: String,
     by_gvr: Arc<RwLock<HashMap<(String, String, String), Arc<Registry>>>>,
+    allocators: Arc<RwLock<HashMap<(String, String), Arc<dyn Allocator>>>>,
 }
 
 impl Registries {
@@ -107,7 +119,26 @@ impl Registries {
             cachers,
             prefix,
             by_gvr: Arc::default(),
+            allocators: Arc::default(),
         }
+    }
+
+    /// Registers the allocator of a kind (group, kind).
+    pub fn set_allocator(&self, group: &str, kind: &str, a: Arc<dyn Allocator>) {
+        self.allocators
+            .write()
+            .insert((group.to_string(), kind.to_string()), a);
+    }
+
+    fn allocator(&self, group: &str, kind: &str) -> Option<Arc<dyn Allocator>> {
+        self.allocators
+            .read()
+            .get(&(group.to_string(), kind.to_string()))
+            .cloned()
+    }
+
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     pub fn store(&self) -> &Store {
@@ -491,6 +522,12 @@ impl Registry {
         self.strategy.prepare_for_create(&mut obj);
         self.validate_create(&obj)?;
         self.admit_namespace(namespace, true).await?;
+        let allocator = self
+            .registries
+            .allocator(&self.resource.group, &self.resource.kind);
+        if let Some(a) = &allocator {
+            a.allocate(&mut obj, opts.dry_run).await?;
+        }
         let name = meta::name(&obj).to_string();
         let bytes = Self::encode(&obj);
         if opts.dry_run {
@@ -500,12 +537,16 @@ impl Registry {
             });
         }
         let key = self.key(namespace, &name);
-        let rv = self
-            .registries
-            .store()
-            .create(&key, bytes.clone())
-            .await
-            .map_err(|e| storage_err(&self.resource, &name, e))?;
+        let created = self.registries.store().create(&key, bytes.clone()).await;
+        let rv = match created {
+            Ok(rv) => rv,
+            Err(e) => {
+                if let Some(a) = &allocator {
+                    a.release(&obj).await;
+                }
+                return Err(storage_err(&self.resource, &name, e));
+            }
+        };
         Ok(Written {
             object: crate::storage::rv::with_resource_version(&bytes, rv),
             warnings,
@@ -790,7 +831,8 @@ impl Registry {
                     uid: None,
                 };
                 match self.registries.store().delete(&key, &pre, |_| Ok(())).await {
-                    Ok(_) | Err(StorageError::NotFound { .. }) => {}
+                    Ok(gone) => self.released(&gone.value).await,
+                    Err(StorageError::NotFound { .. }) => {}
                     Err(e) => return Err(storage_err(&self.resource, name, e)),
                 }
             }
@@ -840,8 +882,23 @@ impl Registry {
                     json_patch::patch(&mut doc, &p).map_err(|e| ApiError::new(422, crate::api::Reason::Invalid, e.to_string()))?;
                 }
                 PatchType::Merge => json_patch::merge(&mut doc, &patch_value),
-                PatchType::StrategicMerge => {
-                    return Err(ApiError::unsupported_media_type());
+                                PatchType::StrategicMerge => {
+                    // Custom resources have no patch strategies: 415, as upstream.
+                    let Some(type_name) = self.resource.schema.and_then(patch::strategic::type_name_of).filter(|_| self.resource.codec.is_some()) else {
+                        return Err(ApiError::new(
+                            415,
+                            crate::api::Reason::UnsupportedMediaType,
+                            "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+                        ));
+                    };
+                    doc = patch::strategic::apply(&doc, &patch_value, &type_name).map_err(|e| {
+                        let reason = match e.code() {
+                            400 => crate::api::Reason::BadRequest,
+                            422 => crate::api::Reason::Invalid,
+                            _ => crate::api::Reason::InternalError,
+                        };
+                        ApiError::new(e.code(), reason, e.message)
+                    })?;
                 }
                 PatchType::Apply => return Err(ApiError::unsupported_media_type()),
             }
@@ -957,7 +1014,20 @@ impl Registry {
             .delete(&key, &pre, |_| Ok(()))
             .await
             .map_err(|e| storage_err(&self.resource, name, e))?;
+        self.released(&deleted.value).await;
         Ok((deleted.to_json(), true))
+    }
+
+    /// Gives back what a deleted object held.
+    async fn released(&self, stored: &[u8]) {
+        if let Some(a) = self
+            .registries
+            .allocator(&self.resource.group, &self.resource.kind)
+        {
+            if let Ok(v) = serde_json::from_slice::<Value>(stored) {
+                a.release(&v).await;
+            }
+        }
     }
 
     /// deletecollection: deletes every object the selection names; returns them.

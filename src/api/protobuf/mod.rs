@@ -26,7 +26,12 @@
 //! `FieldsV1` and apiextensions' `JSON` their raw JSON, bytes base64. Proto2
 //! presence is kept: a scalar on the wire appears in the JSON even when it is
 //! zero, and a field absent from the wire is omitted. Unknown tags are
-//! skipped.
+//! skipped. Go embedded structs (`json:",inline"`, a message field in
+//! protobuf, e.g. `Volume.volumeSource`) are merged into their parent.
+//!
+//! Go's encoder writes every non-pointer field, zero or not, so bodies from
+//! Go clients carry `generateName: ""`, `imagePullPolicy: ""` and the like;
+//! [`DecodeOptions::omit_empty_strings`] drops such empty strings.
 
 #[rustfmt::skip]
 mod schema;
@@ -145,8 +150,48 @@ fn malformed(context: &str, reason: impl Into<String>) -> DecodeError {
 /// Decodes a Kubernetes protobuf envelope (`k8s\0` + runtime.Unknown) into
 /// the object's JSON, exactly as the same object serializes to JSON
 /// upstream (apiVersion and kind set from the envelope).
+///
+/// Every field present on the wire is kept, zero or not (proto2 presence).
+/// Note that Go's encoder writes every non-pointer field, so objects from
+/// Go clients carry `generateName: ""`, `imagePullPolicy: ""`, `stdin:
+/// false` and the like; see [`decode_with`] and
+/// [`DecodeOptions::omit_empty_strings`].
 pub fn decode(bytes: &[u8]) -> Result<Value, DecodeError> {
-    decode_envelope(bytes, 0)
+    decode_with(bytes, DecodeOptions::default())
+}
+
+/// How to decode.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DecodeOptions {
+    /// Drop `""` of optional (not `required` in the OpenAPI schema) string
+    /// fields, as Go does for its non-pointer `omitempty` strings, which its
+    /// protobuf encoder always writes. Without it, a Go client's
+    /// `imagePullPolicy: ""` stays and hides the field from defaulting. The
+    /// cost: an explicit `""` of a `*string` field (e.g. a PVC's
+    /// `storageClassName: ""`) is dropped too. Numbers and booleans are kept
+    /// either way (`replicas: 0` is meaningful; `stdin: false` is harmless).
+    pub omit_empty_strings: bool,
+}
+
+/// [`decode`] with options.
+pub fn decode_with(bytes: &[u8], opts: DecodeOptions) -> Result<Value, DecodeError> {
+    decode_envelope(bytes, State { depth: 0, opts })
+}
+
+/// Nesting depth and options, passed down the decoder.
+#[derive(Debug, Clone, Copy)]
+struct State {
+    depth: usize,
+    opts: DecodeOptions,
+}
+
+impl State {
+    fn deeper(self) -> State {
+        State {
+            depth: self.depth + 1,
+            ..self
+        }
+    }
 }
 
 /// Whether bytes start with the Kubernetes protobuf prefix `k8s\0`.
@@ -161,7 +206,14 @@ pub fn decode_message(name: &str, bytes: &[u8]) -> Result<Value, DecodeError> {
     let idx = reg
         .index(name)
         .ok_or_else(|| DecodeError::UnknownMessage(name.to_string()))?;
-    reg.decode(idx, bytes, 0)
+    reg.decode(
+        idx,
+        bytes,
+        State {
+            depth: 0,
+            opts: DecodeOptions::default(),
+        },
+    )
 }
 
 /// The full message name of a kind of an API version, e.g. `apps/v1`
@@ -253,6 +305,11 @@ struct FieldInfo {
     json: String,
     /// The embedded message (or map value message).
     target: Option<usize>,
+    /// A Go embedded struct (`json:",inline"`): go-to-protobuf makes it a
+    /// message field, JSON merges its fields into the parent's.
+    inline: bool,
+    /// In the schema's `required` list (Go: no `omitempty`).
+    required: bool,
 }
 
 /// Lookups built once from the static data and k8s-openapi's schemas.
@@ -268,6 +325,11 @@ static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::build);
 
 fn registry() -> &'static Registry {
     &REGISTRY
+}
+
+/// `io.k8s.api.core.v1.Volume` -> `Volume`.
+fn short_name(full: &str) -> &str {
+    full.rsplit('.').next().unwrap_or(full)
 }
 
 /// Lowercase alphanumerics only: `pod_ip`, `podIP` -> `podip`;
@@ -297,14 +359,31 @@ fn lower_camel(snake: &str) -> String {
     out
 }
 
+/// The property names of a schema, and which of them are required.
+struct Props {
+    names: Vec<String>,
+    required: Vec<String>,
+}
+
 /// Property names of every k8s-openapi schema, by definition name.
-fn openapi_properties() -> HashMap<String, Vec<String>> {
+fn openapi_properties() -> HashMap<String, Props> {
     let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
-    let mut out: HashMap<String, Vec<String>> = HashMap::new();
-    let props_of = |v: &Value| -> Option<Vec<String>> {
-        v.get("properties")
+    let mut out: HashMap<String, Props> = HashMap::new();
+    let props_of = |v: &Value| -> Option<Props> {
+        let names = v
+            .get("properties")
             .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect())
+            .map(|p| p.keys().cloned().collect())?;
+        let required = v
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|n| n.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(Props { names, required })
     };
     for (name, schema_fn) in OPENAPI_SCHEMAS {
         let schema = schema_fn(&mut generator);
@@ -347,8 +426,8 @@ impl Registry {
         // messages k8s-openapi has no type of (older versions, lists): the
         // most common spelling wins.
         let mut counts: HashMap<String, HashMap<&str, usize>> = HashMap::new();
-        for names in props.values() {
-            for n in names {
+        for p in props.values() {
+            for n in &p.names {
                 *counts
                     .entry(normalize(n))
                     .or_default()
@@ -366,32 +445,72 @@ impl Registry {
             })
             .collect();
 
-        let fields = MESSAGES
-            .iter()
-            .map(|m| {
-                let own: HashMap<String, &String> = props
-                    .get(m.name)
-                    .map(|p| p.iter().map(|n| (normalize(n), n)).collect())
-                    .unwrap_or_default();
-                m.fields
-                    .iter()
-                    .map(|f| {
-                        let key = normalize(f.name);
-                        let json = own
-                            .get(&key)
-                            .map(|s| (*s).clone())
-                            .or_else(|| global.get(&key).cloned())
-                            .unwrap_or_else(|| lower_camel(f.name));
-                        let target = match f.kind {
-                            Kind::Message(t) => by_name.get(t).copied(),
-                            Kind::Map(_, Kind::Message(t)) => by_name.get(t).copied(),
-                            _ => None,
-                        };
-                        FieldInfo { json, target }
-                    })
-                    .collect()
-            })
-            .collect();
+        // Embedded and required fields, by short message name and field
+        // name, as seen in messages that have a schema: for the same message
+        // in versions that have none.
+        let mut seen: HashMap<(&str, &str), (bool, bool)> = HashMap::new();
+        let mut fields: Vec<Vec<FieldInfo>> = Vec::with_capacity(MESSAGES.len());
+        let mut has_schema = Vec::with_capacity(MESSAGES.len());
+        for m in MESSAGES {
+            let own: HashMap<String, &String> = props
+                .get(m.name)
+                .map(|p| p.names.iter().map(|n| (normalize(n), n)).collect())
+                .unwrap_or_default();
+            let required: &[String] = props.get(m.name).map_or(&[], |p| &p.required);
+            has_schema.push(!own.is_empty());
+            let short = short_name(m.name);
+            let infos = m
+                .fields
+                .iter()
+                .map(|f| {
+                    let key = normalize(f.name);
+                    let target = match f.kind {
+                        Kind::Message(t) => by_name.get(t).copied(),
+                        Kind::Map(_, Kind::Message(t)) => by_name.get(t).copied(),
+                        _ => None,
+                    };
+                    // A message field the schema does not name, whose
+                    // message's fields the schema does name, is embedded.
+                    let inline = f.card == Card::Optional
+                        && !own.is_empty()
+                        && !own.contains_key(&key)
+                        && target.is_some_and(|t| {
+                            MESSAGES[t]
+                                .fields
+                                .iter()
+                                .any(|tf| own.contains_key(&normalize(tf.name)))
+                        });
+                    let json = own
+                        .get(&key)
+                        .map(|s| (*s).clone())
+                        .or_else(|| global.get(&key).cloned())
+                        .unwrap_or_else(|| lower_camel(f.name));
+                    let required = required.contains(&json);
+                    if !own.is_empty() {
+                        seen.insert((short, f.name), (inline, required));
+                    }
+                    FieldInfo {
+                        json,
+                        target,
+                        inline,
+                        required,
+                    }
+                })
+                .collect();
+            fields.push(infos);
+        }
+        for (i, m) in MESSAGES.iter().enumerate() {
+            if has_schema[i] {
+                continue;
+            }
+            let short = short_name(m.name);
+            for (f, info) in m.fields.iter().zip(fields[i].iter_mut()) {
+                if let Some(&(inline, required)) = seen.get(&(short, f.name)) {
+                    info.inline = inline && f.card == Card::Optional;
+                    info.required = required;
+                }
+            }
+        }
         let special = MESSAGES.iter().map(special_of).collect();
         Registry {
             by_name,
@@ -422,12 +541,19 @@ impl Registry {
         self.index(&format!("io.k8s.apimachinery.pkg.apis.meta.v1.{kind}"))
     }
 
-    fn decode(&self, idx: usize, data: &[u8], depth: usize) -> Result<Value, DecodeError> {
-        if depth > MAX_DEPTH {
+    fn decode(&self, idx: usize, data: &[u8], st: State) -> Result<Value, DecodeError> {
+        if st.depth > MAX_DEPTH {
             return Err(DecodeError::TooDeep);
         }
         let msg = &MESSAGES[idx];
-        let values = self.decode_fields(idx, data, depth)?;
+        if self.special[idx] == Special::RawJson {
+            // Go marshals a nil Raw as null.
+            return match self.raw_bytes(idx, data)? {
+                None => Ok(Value::Null),
+                Some(raw) => self.raw_json(msg.name, raw, st),
+            };
+        }
+        let values = self.decode_fields(idx, data, st)?;
         let by_tag = |tag: u32| -> Option<&Value> {
             msg.fields
                 .iter()
@@ -438,9 +564,26 @@ impl Registry {
         Ok(match self.special[idx] {
             Special::None => {
                 let mut obj = Map::new();
+                let mut embedded = Vec::new();
                 for (i, v) in values.into_iter().enumerate() {
-                    if let Some(v) = v {
-                        obj.insert(self.fields[idx][i].json.clone(), v);
+                    let info = &self.fields[idx][i];
+                    match v {
+                        Some(Value::Object(inner)) if info.inline => embedded.push(inner),
+                        Some(Value::String(s))
+                            if s.is_empty()
+                                && st.opts.omit_empty_strings
+                                && !info.required
+                                && msg.fields[i].card == Card::Optional => {}
+                        Some(v) => {
+                            obj.insert(info.json.clone(), v);
+                        }
+                        None => {}
+                    }
+                }
+                // Go: a field of the struct itself hides an embedded one.
+                for inner in embedded {
+                    for (k, v) in inner {
+                        obj.entry(k).or_insert(v);
                     }
                 }
                 Value::Object(obj)
@@ -465,13 +608,7 @@ impl Registry {
                 Some(s) if !s.is_empty() => Value::String(s.to_string()),
                 _ => Value::String("0".to_string()),
             },
-            Special::RawJson => {
-                let raw = self.raw_bytes(idx, data)?;
-                match raw {
-                    None => Value::Null,
-                    Some(raw) => self.raw_json(msg.name, raw, depth)?,
-                }
-            }
+            Special::RawJson => Value::Null, // handled above
             // Go's JSONSchemaPropsOr* MarshalJSON.
             Special::SchemaOrArray => match by_tag(2) {
                 Some(Value::Array(a)) if !a.is_empty() => Value::Array(a.clone()),
@@ -506,12 +643,12 @@ impl Registry {
 
     /// The raw bytes of a RawExtension as JSON: JSON itself, or (in
     /// protobuf watch events) a nested protobuf object.
-    fn raw_json(&self, context: &str, raw: &[u8], depth: usize) -> Result<Value, DecodeError> {
+    fn raw_json(&self, context: &str, raw: &[u8], st: State) -> Result<Value, DecodeError> {
         if raw.is_empty() {
             return Ok(Value::Null);
         }
         if raw.starts_with(MAGIC) {
-            return decode_envelope(raw, depth + 1);
+            return decode_envelope(raw, st.deeper());
         }
         serde_json::from_slice(raw)
             .map_err(|e| malformed(context, format!("raw bytes are not JSON: {e}")))
@@ -522,7 +659,7 @@ impl Registry {
         &self,
         idx: usize,
         data: &[u8],
-        depth: usize,
+        st: State,
     ) -> Result<Vec<Option<Value>>, DecodeError> {
         let msg = &MESSAGES[idx];
         let mut values: Vec<Option<Value>> = vec![None; msg.fields.len()];
@@ -545,7 +682,7 @@ impl Registry {
                         ));
                     }
                     let entry = r.len_delimited()?;
-                    let (key, value) = self.map_entry(&ctx(), entry, *k, *v, target, depth)?;
+                    let (key, value) = self.map_entry(&ctx(), entry, *k, *v, target, st)?;
                     let slot = values[fi].get_or_insert_with(|| Value::Object(Map::new()));
                     if let Value::Object(m) = slot {
                         m.insert(key, value);
@@ -566,15 +703,15 @@ impl Registry {
                                 wire_type_of(kind),
                                 kind,
                                 target,
-                                depth,
+                                st,
                             )?);
                         }
                     } else {
-                        items.push(self.value(&ctx(), &mut r, wire, kind, target, depth)?);
+                        items.push(self.value(&ctx(), &mut r, wire, kind, target, st)?);
                     }
                 }
                 (_, kind) => {
-                    values[fi] = Some(self.value(&ctx(), &mut r, wire, kind, target, depth)?);
+                    values[fi] = Some(self.value(&ctx(), &mut r, wire, kind, target, st)?);
                 }
             }
         }
@@ -589,7 +726,7 @@ impl Registry {
         wire: u8,
         kind: Kind,
         target: Option<usize>,
-        depth: usize,
+        st: State,
     ) -> Result<Value, DecodeError> {
         let want = wire_type_of(kind);
         if wire != want {
@@ -603,7 +740,7 @@ impl Registry {
             Kind::Message(name) => {
                 let data = r.len_delimited()?;
                 let idx = target.ok_or_else(|| DecodeError::UnknownMessage(name.to_string()))?;
-                self.decode(idx, data, depth + 1)?
+                self.decode(idx, data, st.deeper())?
             }
             Kind::Map(..) => return Err(malformed(ctx, "map outside a map field")),
             Kind::Bool => Value::Bool(r.varint()? != 0),
@@ -637,7 +774,7 @@ impl Registry {
         key_kind: Kind,
         value_kind: Kind,
         target: Option<usize>,
-        depth: usize,
+        st: State,
     ) -> Result<(String, Value), DecodeError> {
         let mut key = None;
         let mut value = None;
@@ -645,8 +782,8 @@ impl Registry {
         while !r.done() {
             let (tag, wire) = r.key()?;
             match tag {
-                1 => key = Some(self.value(ctx, &mut r, wire, key_kind, None, depth)?),
-                2 => value = Some(self.value(ctx, &mut r, wire, value_kind, target, depth)?),
+                1 => key = Some(self.value(ctx, &mut r, wire, key_kind, None, st)?),
+                2 => value = Some(self.value(ctx, &mut r, wire, value_kind, target, st)?),
                 _ => r.skip(wire)?,
             }
         }
@@ -667,7 +804,7 @@ impl Registry {
                 Kind::Message(name) => {
                     let idx =
                         target.ok_or_else(|| DecodeError::UnknownMessage(name.to_string()))?;
-                    self.decode(idx, &[], depth + 1)?
+                    self.decode(idx, &[], st.deeper())?
                 }
                 _ => Value::from(0),
             },
@@ -686,8 +823,8 @@ fn float_value(ctx: &str, f: f64) -> Result<Value, DecodeError> {
         .ok_or_else(|| malformed(ctx, format!("{f} has no JSON form")))
 }
 
-fn decode_envelope(bytes: &[u8], depth: usize) -> Result<Value, DecodeError> {
-    if depth > MAX_DEPTH {
+fn decode_envelope(bytes: &[u8], st: State) -> Result<Value, DecodeError> {
+    if st.depth > MAX_DEPTH {
         return Err(DecodeError::TooDeep);
     }
     let body = bytes
@@ -730,7 +867,7 @@ fn decode_envelope(bytes: &[u8], depth: usize) -> Result<Value, DecodeError> {
             api_version: api_version.clone(),
             kind: kind.clone(),
         })?;
-    let body = reg.decode(idx, raw, depth)?;
+    let body = reg.decode(idx, raw, st)?;
     let mut obj = Map::new();
     obj.insert("apiVersion".into(), Value::String(api_version));
     obj.insert("kind".into(), Value::String(kind));
@@ -895,7 +1032,9 @@ impl<'a> Reader<'a> {
 
     fn fixed32(&mut self) -> Result<u32, DecodeError> {
         let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        let mut a = [0u8; 4];
+        a.copy_from_slice(b);
+        Ok(u32::from_le_bytes(a))
     }
 
     fn fixed64(&mut self) -> Result<u64, DecodeError> {
@@ -1011,7 +1150,7 @@ mod tests {
     }
 
     // 2026-11-21T06:48:50Z
-    const T: i64 = 1_795_330_130;
+    const T: i64 = 1_795_243_730;
 
     fn configmap() -> core::ConfigMap {
         core::ConfigMap {
@@ -1061,7 +1200,7 @@ mod tests {
         assert_eq!(cm.binary_data.unwrap()["bin"].0, vec![0u8, 1, 2, 255]);
         assert_eq!(
             cm.metadata.creation_timestamp.unwrap().0.to_string(),
-            "2026-11-21 06:48:50 UTC"
+            "2026-11-21T06:48:50Z"
         );
     }
 
@@ -1259,6 +1398,67 @@ mod tests {
             })
         );
         let _: k8s_openapi::api::core::v1::Pod = serde_json::from_value(v).unwrap();
+    }
+
+    #[test]
+    fn embedded_structs_are_inlined() {
+        let spec = core::PodSpec {
+            containers: vec![core::Container {
+                name: s("app"),
+                env_from: vec![core::EnvFromSource {
+                    config_map_ref: Some(core::ConfigMapEnvSource {
+                        local_object_reference: Some(core::LocalObjectReference { name: s("cfg") }),
+                        optional: Some(true),
+                    }),
+                    ..Default::default()
+                }],
+                liveness_probe: Some(core::Probe {
+                    handler: Some(core::ProbeHandler {
+                        http_get: Some(core::HttpGetAction {
+                            path: s("/healthz"),
+                            port: Some(IntOrString {
+                                r#type: Some(1),
+                                int_val: Some(0),
+                                str_val: s("http"),
+                            }),
+                            ..Default::default()
+                        }),
+                        ..Default::default()
+                    }),
+                    period_seconds: Some(10),
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }],
+            volumes: vec![core::Volume {
+                name: s("cfg"),
+                volume_source: Some(core::VolumeSource {
+                    config_map: Some(core::ConfigMapVolumeSource {
+                        local_object_reference: Some(core::LocalObjectReference { name: s("cfg") }),
+                        default_mode: Some(0o644),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                }),
+            }],
+            ..Default::default()
+        };
+        let v = decode_message("io.k8s.api.core.v1.PodSpec", &spec.encode_to_vec()).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "containers": [{
+                    "name": "app",
+                    "envFrom": [{"configMapRef": {"name": "cfg", "optional": true}}],
+                    "livenessProbe": {
+                        "httpGet": {"path": "/healthz", "port": "http"},
+                        "periodSeconds": 10
+                    }
+                }],
+                "volumes": [{"name": "cfg", "configMap": {"name": "cfg", "defaultMode": 420}}]
+            })
+        );
+        let _: k8s_openapi::api::core::v1::PodSpec = serde_json::from_value(v).unwrap();
     }
 
     #[test]
@@ -1530,6 +1730,146 @@ mod tests {
         assert!(decode(MAGIC).is_err());
     }
 
+    // Request bodies kubectl v1.32 sent for `kubectl create configmap x
+    // --from-literal=a=b --from-literal=empty=`, `kubectl create deployment
+    // web --image=nginx --replicas=0 --port=80` and `kubectl create namespace
+    // team-a` (captured from the wire).
+    const KUBECTL_CONFIGMAP: &str = concat!(
+        "6b3873000a0f0a0276311209436f6e6669674d617012260a110a017812001a00",
+        "22002a0032003800420012060a016112016212090a05656d70747912001a0022",
+        "00",
+    );
+    const KUBECTL_DEPLOYMENT: &str = concat!(
+        "6b3873000a150a07617070732f7631120a4465706c6f796d656e7412b8010a1f",
+        "0a0377656212001a0022002a003200380042005a0a0a03617070120377656212",
+        "86010800120c0a0a0a0361707012037765621a6c0a1c0a0012001a0022002a00",
+        "3200380042005a0a0a036170701203776562124c122e0a056e67696e7812056e",
+        "67696e782a00320a0a001000185022002a0042006a0072008001008801009001",
+        "00a201001a00320042004a0052005800600068008201008a01009a0100c20100",
+        "22020a00280038001a0c0800100018002000280038001a002200",
+    );
+    const KUBECTL_NAMESPACE: &str = concat!(
+        "6b3873000a0f0a02763112094e616d657370616365121e0a160a067465616d2d",
+        "6112001a0022002a0032003800420012001a020a001a002200",
+    );
+
+    fn unhex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn kubectl_bodies_keep_go_zero_values_by_default() {
+        let v = decode(&unhex(KUBECTL_CONFIGMAP)).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": "x",
+                    "generateName": "",
+                    "namespace": "",
+                    "selfLink": "",
+                    "uid": "",
+                    "resourceVersion": "",
+                    "generation": 0,
+                    "creationTimestamp": null
+                },
+                "data": {"a": "b", "empty": ""}
+            })
+        );
+        let d = decode(&unhex(KUBECTL_DEPLOYMENT)).unwrap();
+        assert_eq!(d["spec"]["replicas"], 0);
+        assert_eq!(
+            d["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
+            ""
+        );
+    }
+
+    #[test]
+    fn kubectl_bodies_with_empty_strings_omitted() {
+        let opts = DecodeOptions {
+            omit_empty_strings: true,
+        };
+        let v = decode_with(&unhex(KUBECTL_CONFIGMAP), opts).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "x", "generation": 0, "creationTimestamp": null},
+                // Map values are not fields: kept.
+                "data": {"a": "b", "empty": ""}
+            })
+        );
+        let v = decode_with(&unhex(KUBECTL_NAMESPACE), opts).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": "team-a", "generation": 0, "creationTimestamp": null},
+                "spec": {},
+                "status": {}
+            })
+        );
+        let v = decode_with(&unhex(KUBECTL_DEPLOYMENT), opts).unwrap();
+        assert_eq!(
+            v,
+            json!({
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {
+                    "name": "web",
+                    "generation": 0,
+                    "creationTimestamp": null,
+                    "labels": {"app": "web"}
+                },
+                "spec": {
+                    "replicas": 0,
+                    "selector": {"matchLabels": {"app": "web"}},
+                    "template": {
+                        "metadata": {
+                            "generation": 0,
+                            "creationTimestamp": null,
+                            "labels": {"app": "web"}
+                        },
+                        "spec": {
+                            "containers": [{
+                                // `name` is required: Go has no omitempty on it.
+                                "name": "nginx",
+                                "image": "nginx",
+                                "ports": [{"hostPort": 0, "containerPort": 80}],
+                                "resources": {},
+                                "stdin": false,
+                                "stdinOnce": false,
+                                "tty": false
+                            }],
+                            "hostNetwork": false,
+                            "hostPID": false,
+                            "hostIPC": false
+                        }
+                    },
+                    "strategy": {},
+                    "minReadySeconds": 0,
+                    "paused": false
+                },
+                "status": {
+                    "observedGeneration": 0,
+                    "replicas": 0,
+                    "updatedReplicas": 0,
+                    "readyReplicas": 0,
+                    "availableReplicas": 0,
+                    "unavailableReplicas": 0
+                }
+            })
+        );
+        let _: k8s_openapi::api::apps::v1::Deployment = serde_json::from_value(v).unwrap();
+    }
+
     #[test]
     fn go_duration_strings() {
         const S: i64 = 1_000_000_000;
@@ -1586,6 +1926,63 @@ mod tests {
                 "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"
             )
         );
+        for (api_version, kind, message) in [
+            ("autoscaling/v1", "Scale", "io.k8s.api.autoscaling.v1.Scale"),
+            ("policy/v1", "Eviction", "io.k8s.api.policy.v1.Eviction"),
+            (
+                "authentication.k8s.io/v1",
+                "TokenRequest",
+                "io.k8s.api.authentication.v1.TokenRequest",
+            ),
+            (
+                "v1",
+                "Status",
+                "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+            ),
+            (
+                "meta.k8s.io/v1",
+                "WatchEvent",
+                "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent",
+            ),
+            ("v1", "List", "io.k8s.api.core.v1.List"),
+            (
+                "admission.k8s.io/v1",
+                "AdmissionReview",
+                "io.k8s.api.admission.v1.AdmissionReview",
+            ),
+            (
+                "apidiscovery.k8s.io/v2",
+                "APIGroupDiscoveryList",
+                "io.k8s.api.apidiscovery.v2.APIGroupDiscoveryList",
+            ),
+            (
+                "apiregistration.k8s.io/v1",
+                "APIServiceList",
+                "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList",
+            ),
+            (
+                "metrics.k8s.io/v1beta1",
+                "PodMetrics",
+                "io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics",
+            ),
+            (
+                "storage.k8s.io/v1beta1",
+                "CSIDriver",
+                "io.k8s.api.storage.v1beta1.CSIDriver",
+            ),
+            (
+                "internal.apiserver.k8s.io/v1alpha1",
+                "StorageVersion",
+                "io.k8s.api.apiserverinternal.v1alpha1.StorageVersion",
+            ),
+        ] {
+            assert_eq!(
+                message_for_kind(api_version, kind),
+                Some(message),
+                "{api_version} {kind}"
+            );
+        }
+        assert_eq!(message_for_kind("meta.k8s.io/v1", "Table"), None);
         assert_eq!(
             message_for_kind("storage.k8s.io/v1", "CSIDriver"),
             Some("io.k8s.api.storage.v1.CSIDriver")
@@ -1628,15 +2025,55 @@ mod tests {
                 continue;
             };
             for info in &reg.fields[i] {
-                if !p.contains(&info.json) {
+                if !info.inline && !p.names.contains(&info.json) {
                     missing.push(format!("{}.{}", m.name, info.json));
                 }
             }
         }
+        // Fields k8s-pb 0.9 has that Kubernetes 1.34's OpenAPI does not:
+        // named by the lowerCamelCase fallback.
+        let newer = [
+            "io.k8s.api.core.v1.NodeStatus.declaredFeatures",
+            "io.k8s.api.core.v1.PodCertificateProjection.userAnnotations",
+            "io.k8s.api.core.v1.PodSpec.workloadRef",
+            "io.k8s.api.core.v1.PodStatus.allocatedResources",
+            "io.k8s.api.core.v1.PodStatus.resources",
+            "io.k8s.api.resource.v1alpha3.DeviceTaintRule.status",
+            "io.k8s.api.storage.v1.CSIDriverSpec.serviceAccountTokenInSecrets",
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition.observedGeneration",
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus.observedGeneration",
+        ];
+        missing.retain(|m| !newer.contains(&m.as_str()));
         assert!(
             missing.is_empty(),
             "fields without a schema property: {missing:?}"
         );
+        let inline: Vec<String> = MESSAGES
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| {
+                m.fields
+                    .iter()
+                    .zip(&reg.fields[i])
+                    .filter(|(_, info)| info.inline)
+                    .map(|(f, _)| format!("{}.{}", short_name(m.name), f.name))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        for want in [
+            "Volume.volume_source",
+            "Probe.handler",
+            "ConfigMapEnvSource.local_object_reference",
+            "EphemeralContainer.ephemeral_container_common",
+            "PersistentVolumeSpec.persistent_volume_source",
+            "IngressRule.ingress_rule_value",
+        ] {
+            assert!(
+                inline.iter().any(|i| i == want),
+                "{want} not inline: {inline:?}"
+            );
+        }
+        eprintln!("inline fields: {inline:?}");
         let pod_status = reg.index("io.k8s.api.core.v1.PodStatus").unwrap();
         assert!(reg.fields[pod_status].iter().any(|f| f.json == "podIPs"));
     }

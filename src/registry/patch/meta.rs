@@ -6,11 +6,13 @@
 //! server-side apply and the served OpenAPI documents use.
 //!
 //! The table holds the GA group versions (and the meta, apiextensions and
-//! apiregistration types); it was generated from the extensions of upstream
-//! v1.34's published definitions (which come from the `patchStrategy` /
-//! `patchMergeKey` struct tags and the `+listType` / `+listMapKey` /
-//! `+mapType` / `+structType` markers of `k8s.io/api`). It is sorted by
-//! (type name, field) so lookups can binary-search it.
+//! apiregistration types). It was generated from the `x-kubernetes-*`
+//! extensions of upstream v1.34.0's OpenAPI definitions (as republished,
+//! extensions intact, in the v1.34.0 schemas of the `kubernetes-validate`
+//! package), which come from the `patchStrategy` / `patchMergeKey` struct
+//! tags and the `+listType` / `+listMapKey` / `+mapType` / `+structType`
+//! markers of `k8s.io/api`. It is sorted by (type name, field) so lookups
+//! can binary-search it.
 
 /// The metadata of one field of one type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

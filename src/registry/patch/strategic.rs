@@ -204,6 +204,24 @@ static SCHEMAS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
     g.take_definitions(true)
 });
 
+/// The definition name of the type a catalog schema function describes
+/// (e.g. `io.k8s.api.apps.v1.Deployment`), the `type_name` [`apply`] takes.
+pub fn type_name_of(schema: crate::api::catalog::SchemaFn) -> Option<String> {
+    // Generating a schema walks the whole type graph: remember the answer.
+    static NAMES: std::sync::LazyLock<
+        parking_lot::Mutex<std::collections::HashMap<usize, Option<String>>>,
+    > = std::sync::LazyLock::new(Default::default);
+    let key = schema as usize;
+    if let Some(n) = NAMES.lock().get(&key) {
+        return n.clone();
+    }
+    let mut g = SchemaSettings::openapi3().into_generator();
+    let s = schema(&mut g);
+    let name = s.as_object().and_then(ref_name).map(str::to_string);
+    NAMES.lock().insert(key, name.clone());
+    name
+}
+
 /// Where a value sits in the schema: the (resolved) schema of its type and,
 /// for named types, the definition name that keys the patch metadata.
 #[derive(Debug, Clone, Copy, Default)]

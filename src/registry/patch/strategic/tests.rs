@@ -960,3 +960,20 @@ fn navigation_reaches_pod_templates() {
         .0;
     assert!(labels.is_map());
 }
+
+#[test]
+fn type_names_of_builtins() {
+    let mut named = 0;
+    for d in crate::controlplane::builtin::BUILTINS {
+        let Some(f) = d.schema else { continue };
+        let name = type_name_of(f).unwrap_or_else(|| panic!("{} has no type name", d.kind));
+        assert!(
+            name.ends_with(&format!(".{}", d.kind)),
+            "{name} for {}",
+            d.kind
+        );
+        assert!(Node::named(&name).is_some(), "{name} has no schema");
+        named += 1;
+    }
+    assert!(named > 50);
+}
