@@ -952,7 +952,7 @@ fn kubectl_validates_fields_against_the_server() {
 }
 
 #[test]
-#[ignore = "kapi gap: imperative kubectl create sends protobuf bodies, answered 415"]
+
 fn kubectl_imperative_create() {
     let k = Kapi::start(&[]);
     kubectl_create(&k, &namespace_doc("ki"));

@@ -220,7 +220,7 @@ impl ApiError {
             ..Self::new(
                 415,
                 Reason::UnsupportedMediaType,
-                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml",
+                "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf",
             )
         }
     }

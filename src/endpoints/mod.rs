@@ -194,6 +194,12 @@ fn decode_body(bytes: &[u8], format: BodyFormat, expected_kind: &str) -> Result<
     let parsed = match format {
         BodyFormat::Json => serde_json::from_slice::<Value>(bytes).map_err(|e| e.to_string()),
         BodyFormat::Yaml => serde_saphyr::from_slice::<Value>(bytes).map_err(|e| e.to_string()),
+        BodyFormat::Protobuf => {
+            let opts = crate::api::protobuf::DecodeOptions {
+                omit_empty_strings: true,
+            };
+            crate::api::protobuf::decode_with(bytes, opts).map_err(|e| e.to_string())
+        }
     };
     parsed.map_err(|e| {
         let shown: String = String::from_utf8_lossy(bytes).chars().take(64).collect();

@@ -78,6 +78,8 @@ pub fn output(accept: Option<&str>, include_object: bool) -> Result<Output, ApiE
 pub enum BodyFormat {
     Json,
     Yaml,
+    /// `application/vnd.kubernetes.protobuf`, as kubectl's typed clients send.
+    Protobuf,
 }
 
 pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
@@ -90,6 +92,7 @@ pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
     match mime {
         "" | "application/json" | "*/*" => Ok(BodyFormat::Json),
         "application/yaml" | "text/yaml" | "application/x-yaml" => Ok(BodyFormat::Yaml),
+        "application/vnd.kubernetes.protobuf" => Ok(BodyFormat::Protobuf),
         _ => Err(ApiError::unsupported_media_type()),
     }
 }

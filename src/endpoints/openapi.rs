@@ -497,6 +497,7 @@ fn schemas(
         );
     }
     defs.insert("io.k8s.apimachinery.pkg.apis.meta.v1.Patch".into(), json!({"description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", "type": "object"}));
+    add_patch_extensions(&mut defs);
     (defs, names)
 }
 
@@ -601,5 +602,40 @@ mod tests {
         );
         assert_eq!(super::op_group("apps"), "Apps");
         assert_eq!(super::op_version("v2beta1"), "V2beta1");
+    }
+}
+
+/// Upstream's `x-kubernetes-patch-*`, `x-kubernetes-list-*` and
+/// `x-kubernetes-map-type` extensions, which clients (kubectl apply, SSA
+/// clients) read to merge lists by key instead of replacing them.
+fn add_patch_extensions(defs: &mut Map<String, Value>) {
+    use crate::registry::patch::meta;
+    for (name, schema) in defs.iter_mut() {
+        if let Some(ty) = meta::TYPES.iter().find(|t| t.type_name == name) {
+            schema["x-kubernetes-map-type"] = json!(ty.map_type);
+        }
+        let Some(props) = schema.get_mut("properties").and_then(Value::as_object_mut) else {
+            continue;
+        };
+        for f in meta::fields_of(name) {
+            let Some(p) = props.get_mut(f.field).and_then(Value::as_object_mut) else {
+                continue;
+            };
+            if let Some(s) = f.patch_strategy {
+                p.insert("x-kubernetes-patch-strategy".into(), json!(s));
+            }
+            if let Some(k) = f.merge_key {
+                p.insert("x-kubernetes-patch-merge-key".into(), json!(k));
+            }
+            if let Some(lt) = f.list_type {
+                p.insert("x-kubernetes-list-type".into(), json!(lt));
+            }
+            if !f.list_map_keys.is_empty() {
+                p.insert("x-kubernetes-list-map-keys".into(), json!(f.list_map_keys));
+            }
+            if let Some(mt) = f.map_type {
+                p.insert("x-kubernetes-map-type".into(), json!(mt));
+            }
+        }
     }
 }
