@@ -212,3 +212,60 @@ fn etcd_member_failure_loses_no_acknowledged_write() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+#[test]
+fn foreign_data_in_the_data_dir_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tmp");
+    std::fs::create_dir_all(dir.path().join("store")).expect("mkdir");
+    std::fs::write(
+        dir.path().join("store/kapi.redb"),
+        b"this is not a database, and must not be overwritten",
+    )
+    .expect("write");
+    let out = std::process::Command::new(common::kapi_bin())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("kapi.redb") && err.contains("--data-dir"),
+        "{err}"
+    );
+    let kept = std::fs::read(dir.path().join("store/kapi.redb")).expect("read");
+    assert_eq!(kept, b"this is not a database, and must not be overwritten");
+}
+
+#[test]
+fn readyz_etcd_follows_etcd_reachability() {
+    let mut cluster = common::etcd::EtcdCluster::start(1);
+    let k = Kapi::start(&["--etcd-servers", &cluster.endpoints().join(",")]);
+    let rt = runtime();
+    let status = |k: &Kapi| {
+        rt.block_on(async {
+            k.admin_client()
+                .get(format!("{}/readyz/etcd", k.url))
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+                .unwrap_or(0)
+        })
+    };
+    assert_eq!(status(&k), 200);
+    cluster.members[0].stop();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while status(&k) != 500 {
+        assert!(
+            Instant::now() < deadline,
+            "/readyz/etcd stayed ok with etcd gone"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    cluster.members[0].start();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while status(&k) != 200 {
+        assert!(Instant::now() < deadline, "/readyz/etcd did not recover");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
