@@ -119,10 +119,18 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         prefix: cfg.storage_prefix.clone(),
     };
     registries.set_allocator("", "Service", Arc::new(allocator));
+    let authenticator = Authenticator::new(tokens, cfg.anonymous_auth);
+    let authorizer: Arc<dyn crate::auth::Authorizer> =
+        Arc::new(Chain(vec![Box::new(BootstrapPolicy)]));
+    let auth = crate::registry::reviews::AuthContext {
+        authenticator: authenticator.clone(),
+        authorizer: authorizer.clone(),
+    };
     let handler = |owner| ResourceHandler {
         registries: registries.clone(),
         owner,
         stop: background.child_token(),
+        auth: auth.clone(),
     };
 
     obs.step("servers");
@@ -192,8 +200,8 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     }));
     let router = aggregator.into_router(kube.into_router(extensions.into_router(not_found)));
     let state = Arc::new(ChainState {
-        authenticator: Authenticator::new(tokens, cfg.anonymous_auth),
-        authorizer: Arc::new(Chain(vec![Box::new(BootstrapPolicy)])),
+        authenticator,
+        authorizer,
         metrics,
         readonly_inflight: Semaphore::new(cfg.max_requests_inflight as usize),
         mutating_inflight: Semaphore::new(cfg.max_mutating_requests_inflight as usize),

@@ -31,6 +31,16 @@ pub enum Decision {
 
 pub trait Authorizer: Send + Sync + std::fmt::Debug {
     fn authorize(&self, attrs: &Attributes<'_>) -> Decision;
+
+    /// What `user` may do in `namespace`, for SelfSubjectRulesReview:
+    /// (resourceRules, nonResourceRules, incomplete) as JSON values.
+    fn rules_for(
+        &self,
+        _user: &UserInfo,
+        _namespace: &str,
+    ) -> (Vec<serde_json::Value>, Vec<serde_json::Value>, bool) {
+        (Vec::new(), Vec::new(), true)
+    }
 }
 
 /// `--authorization-mode=AlwaysAllow`.
@@ -158,6 +168,34 @@ impl Authorizer for BootstrapPolicy {
         }
         Decision::NoOpinion
     }
+
+    fn rules_for(
+        &self,
+        user: &UserInfo,
+        _namespace: &str,
+    ) -> (Vec<serde_json::Value>, Vec<serde_json::Value>, bool) {
+        if user.in_group(MASTERS_GROUP) {
+            return (
+                vec![serde_json::json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})],
+                vec![serde_json::json!({"verbs": ["*"], "nonResourceURLs": ["*"]})],
+                false,
+            );
+        }
+        let mut rules: Vec<&Rule> = Vec::new();
+        if user.in_group(AUTHENTICATED_GROUP) || user.in_group(UNAUTHENTICATED_GROUP) {
+            rules.extend(PUBLIC_INFO_VIEWER.iter());
+        }
+        if user.in_group(AUTHENTICATED_GROUP) {
+            rules.extend(AUTHENTICATED.iter());
+        }
+        let (mut r, mut n) = (Vec::new(), Vec::new());
+        for rule in rules {
+            let (a, b) = rule_json(rule);
+            r.extend(a);
+            n.extend(b);
+        }
+        (r, n, false)
+    }
 }
 
 /// An ordered list of authorizers; the first decision wins, no opinion at the end is a deny.
@@ -173,6 +211,39 @@ impl Authorizer for Chain {
             }
         }
         Decision::NoOpinion
+    }
+
+    fn rules_for(
+        &self,
+        user: &UserInfo,
+        namespace: &str,
+    ) -> (Vec<serde_json::Value>, Vec<serde_json::Value>, bool) {
+        let (mut r, mut n, mut incomplete) = (Vec::new(), Vec::new(), false);
+        for z in &self.0 {
+            let (zr, zn, zi) = z.rules_for(user, namespace);
+            r.extend(zr);
+            n.extend(zn);
+            incomplete |= zi;
+        }
+        (r, n, incomplete)
+    }
+}
+
+fn rule_json(rule: &Rule) -> (Option<serde_json::Value>, Option<serde_json::Value>) {
+    if rule.non_resource_urls.is_empty() {
+        (
+            Some(
+                serde_json::json!({"verbs": rule.verbs, "apiGroups": rule.api_groups, "resources": rule.resources}),
+            ),
+            None,
+        )
+    } else {
+        (
+            None,
+            Some(
+                serde_json::json!({"verbs": rule.verbs, "nonResourceURLs": rule.non_resource_urls}),
+            ),
+        )
     }
 }
 

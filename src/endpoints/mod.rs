@@ -39,6 +39,7 @@ pub struct ResourceHandler {
     pub registries: Registries,
     pub owner: Owner,
     pub stop: tokio_util::sync::CancellationToken,
+    pub auth: crate::registry::reviews::AuthContext,
 }
 
 /// All values of each query parameter.
@@ -329,6 +330,27 @@ impl ResourceHandler {
                 Ok(self.list_response(&registry, list, output))
             }
             "watch" => self.watch(&registry, info, &q, output).await,
+            "create" if !r.is_stored() => {
+                let user = req
+                    .extensions()
+                    .get::<crate::auth::authenticator::Authenticated>()
+                    .map(|a| a.user.clone())
+                    .unwrap_or_default();
+                write_options(&q, "CreateOptions")?;
+                let body = self.body(req, &r.kind).await?;
+                let (_, decode_warnings) =
+                    registry.decode(body.clone(), ns, &WriteOptions::default())?;
+                let answer = if r.kind == "Binding" {
+                    self.bind(ns, body).await?
+                } else {
+                    crate::registry::reviews::create(&self.auth, &r.kind, ns, body, &user)?
+                };
+                let bytes = Bytes::from(serde_json::to_vec(&answer).unwrap_or_default());
+                Ok(with_warnings(
+                    self.object_response(&registry, StatusCode::CREATED, bytes, output),
+                    &decode_warnings,
+                ))
+            }
             "create" => {
                 if req.method() != Method::POST {
                     return Err(ApiError::method_not_allowed());
@@ -733,6 +755,37 @@ impl ResourceHandler {
                 _ => Err(ApiError::method_not_allowed()),
             },
             "scale" => self.scale(registry, req, info, q).await,
+            "binding" => {
+                let mut body = self.body(req, "Binding").await?;
+                body["metadata"]["name"] = json!(name);
+                let answer = self.bind(ns, body).await?;
+                Ok(json_response(
+                    StatusCode::CREATED,
+                    Bytes::from(serde_json::to_vec(&answer).unwrap_or_default()),
+                ))
+            }
+            "eviction" => {
+                // No PodDisruptionBudget is consulted yet: an eviction is a delete.
+                let body = self.body(req, "Eviction").await?;
+                let mut opts = DeleteOptions {
+                    dry_run: dry_run(q, "CreateOptions")?,
+                    ..Default::default()
+                };
+                opts.preconditions = Preconditions {
+                    uid: body["deleteOptions"]["preconditions"]["uid"]
+                        .as_str()
+                        .map(String::from),
+                    resource_version: body["deleteOptions"]["preconditions"]["resourceVersion"]
+                        .as_str()
+                        .map(String::from),
+                };
+                registry.delete(ns, name, &opts).await?;
+                let ok = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
+                Ok(json_response(
+                    StatusCode::CREATED,
+                    Bytes::from(serde_json::to_vec(&ok).unwrap_or_default()),
+                ))
+            }
             "finalize" => {
                 let opts = write_options(q, "UpdateOptions")?;
                 let body = self.body(req, &r.kind).await?;
@@ -878,5 +931,45 @@ impl ResourceHandler {
             }
             _ => Err(ApiError::method_not_allowed()),
         }
+    }
+}
+
+impl ResourceHandler {
+    /// `bindings` and `pods/binding`: assign a pod to a node, once.
+    async fn bind(&self, namespace: &str, body: Value) -> Result<Value, ApiError> {
+        let pod = body["metadata"]["name"].as_str().unwrap_or("").to_string();
+        let node = body["target"]["name"].as_str().unwrap_or("").to_string();
+        if node.is_empty() {
+            let cause =
+                crate::registry::validation::FieldError::required("target.name", "").to_cause();
+            return Err(ApiError::invalid("", "Binding", &pod, vec![cause]));
+        }
+        let pods = self
+            .registries
+            .get("", "v1", "pods")
+            .ok_or_else(ApiError::resource_not_found)?;
+        let patch = json!({"spec": {"nodeName": node}});
+        let current = pods.get_object(namespace, &pod, None).await?;
+        let cur: Value = serde_json::from_slice(&current).unwrap_or(json!({}));
+        if let Some(existing) = cur["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
+            return Err(ApiError::conflict(
+                "",
+                "pods",
+                &pod,
+                &format!("pod {pod} is already assigned to node {existing:?}"),
+            ));
+        }
+        pods.patch(
+            namespace,
+            &pod,
+            PatchType::Merge,
+            &serde_json::to_vec(&patch).unwrap_or_default(),
+            None,
+            &WriteOptions::default(),
+        )
+        .await?;
+        Ok(
+            json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
+        )
     }
 }

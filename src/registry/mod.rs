@@ -7,6 +7,7 @@ pub mod apps;
 pub mod core;
 pub mod meta;
 pub mod patch;
+pub mod reviews;
 pub mod strategy;
 pub mod validation;
 

@@ -60,6 +60,7 @@ pub fn build(router: Router, state: Arc<ChainState>) -> Router {
     router
         .layer(from_fn_with_state(state.clone(), timeout))
         .layer(from_fn_with_state(state.clone(), authorization))
+        .layer(from_fn_with_state(state.clone(), impersonation))
         .layer(from_fn_with_state(state.clone(), audit))
         .layer(from_fn_with_state(state.clone(), authentication))
         .layer(from_fn_with_state(state.clone(), max_in_flight))
@@ -305,4 +306,136 @@ async fn timeout(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> 
         )
         .into_response(),
     }
+}
+
+/// upstream's WithImpersonation: `Impersonate-User`, `-Group`, `-Uid` and
+/// `-Extra-<key>` act as another user when the requester may `impersonate`
+/// each of them.
+async fn impersonation(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -> Response {
+    let headers = req.headers();
+    let get_all = |name: &str| -> Vec<String> {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect()
+    };
+    let users = get_all("impersonate-user");
+    let groups = get_all("impersonate-group");
+    let uids = get_all("impersonate-uid");
+    let mut extra: std::collections::BTreeMap<String, Vec<String>> =
+        std::collections::BTreeMap::new();
+    for (name, value) in headers.iter() {
+        if let Some(key) = name.as_str().strip_prefix("impersonate-extra-") {
+            if let Ok(v) = value.to_str() {
+                extra
+                    .entry(crate::server::request_info::percent_decode(key))
+                    .or_default()
+                    .push(v.to_string());
+            }
+        }
+    }
+    if users.is_empty() && groups.is_empty() && uids.is_empty() && extra.is_empty() {
+        return next.run(req).await;
+    }
+    let Some(requester) = req.extensions().get::<Authenticated>().cloned() else {
+        return ApiError::unauthorized().into_response();
+    };
+    let Some(user) = users.first().cloned() else {
+        return ApiError::internal(
+            "requested impersonation of groups, uid or extra without impersonating a user",
+        )
+        .into_response();
+    };
+    // Each impersonated attribute needs its own `impersonate` permission.
+    let mut checks: Vec<(&str, &str, String, String)> = Vec::new();
+    match user
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|r| r.split_once(':'))
+    {
+        Some((ns, name)) => checks.push(("", "serviceaccounts", ns.to_string(), name.to_string())),
+        None => checks.push(("", "users", String::new(), user.clone())),
+    }
+    for g in &groups {
+        checks.push(("", "groups", String::new(), g.clone()));
+    }
+    for u in &uids {
+        checks.push(("authentication.k8s.io", "uids", String::new(), u.clone()));
+    }
+    for (key, values) in &extra {
+        for v in values {
+            checks.push((
+                "authentication.k8s.io",
+                "userextras",
+                String::new(),
+                v.clone(),
+            ));
+            let _ = key;
+        }
+    }
+    for (group, resource, ns, name) in &checks {
+        let sub = if *resource == "userextras" {
+            extra.keys().next().cloned().unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let attrs = Attributes {
+            user: Some(&requester.user),
+            verb: "impersonate",
+            resource_request: true,
+            path: "",
+            api_group: group,
+            api_version: "",
+            namespace: ns,
+            resource,
+            subresource: &sub,
+            name,
+        };
+        if !matches!(s.authorizer.authorize(&attrs), Decision::Allow(_)) {
+            let why = forbidden_message(&attrs);
+            let qualified = crate::api::status::qualified_resource(group, resource);
+            return ApiError::forbidden(format!("{qualified} {name:?} is forbidden: {why}"))
+                .with_details(Some(
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                        name: Some(name.clone()),
+                        group: (!group.is_empty()).then(|| group.to_string()),
+                        kind: Some(resource.to_string()),
+                        ..Default::default()
+                    },
+                ))
+                .into_response();
+        }
+    }
+    let mut impersonated = crate::auth::UserInfo {
+        name: user.clone(),
+        uid: uids.first().cloned().unwrap_or_default(),
+        groups,
+        extra,
+    };
+    if user == crate::auth::ANONYMOUS_USER {
+        impersonated
+            .groups
+            .push(crate::auth::UNAUTHENTICATED_GROUP.into());
+    } else {
+        if let Some((ns, _)) = user
+            .strip_prefix("system:serviceaccount:")
+            .and_then(|r| r.split_once(':'))
+        {
+            impersonated.groups.push("system:serviceaccounts".into());
+            impersonated
+                .groups
+                .push(format!("system:serviceaccounts:{ns}"));
+        }
+        impersonated = impersonated.with_authenticated_group();
+    }
+    for h in ["impersonate-user", "impersonate-group", "impersonate-uid"] {
+        req.headers_mut().remove(h);
+    }
+    req.extensions_mut().insert(Authenticated {
+        user: impersonated,
+        method: requester.method,
+    });
+    next.run(req).await
 }
