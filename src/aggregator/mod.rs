@@ -47,7 +47,13 @@ fn openapi_response(body: Bytes, etag: &str, headers: &HeaderMap, immutable: boo
 pub fn server(catalog: Catalog, address: Arc<RwLock<String>>) -> GenericServer {
     let openapi = OpenApi::new(catalog.clone());
     let (o1, o2, o3) = (openapi.clone(), openapi.clone(), openapi);
-    let (c1, c2, c3, c4) = (catalog.clone(), catalog.clone(), catalog.clone(), catalog);
+    let (c0, c1, c2, c3, c4) = (
+        catalog.clone(),
+        catalog.clone(),
+        catalog.clone(),
+        catalog.clone(),
+        catalog,
+    );
     GenericServer::new("aggregator")
         .route("/openapi/v2", &[Method::GET], move |headers: HeaderMap| {
             let o = o1.clone();
@@ -91,11 +97,32 @@ pub fn server(catalog: Catalog, address: Arc<RwLock<String>>) -> GenericServer {
         )
         .route("/api", &[Method::GET], move |headers: HeaderMap| {
             let address = address.read().clone();
-            async move { discovery::respond(&discovery::api_versions(&address), &headers) }
+            let c = c0.clone();
+            async move {
+                let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+                match discovery::aggregated_version(accept) {
+                    Some(v) => discovery::respond_aggregated(
+                        &discovery::aggregated(&c, true, v),
+                        v,
+                        &headers,
+                    ),
+                    None => discovery::respond(&discovery::api_versions(&address), &headers),
+                }
+            }
         })
         .route("/apis", &[Method::GET], move |headers: HeaderMap| {
             let c = c1.clone();
-            async move { discovery::respond(&discovery::api_group_list(&c), &headers) }
+            async move {
+                let accept = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok());
+                match discovery::aggregated_version(accept) {
+                    Some(v) => discovery::respond_aggregated(
+                        &discovery::aggregated(&c, false, v),
+                        v,
+                        &headers,
+                    ),
+                    None => discovery::respond(&discovery::api_group_list(&c), &headers),
+                }
+            }
         })
         .route(
             "/apis/{group}",

@@ -184,3 +184,107 @@ mod tests {
         assert_eq!(v, vec!["v2", "v1", "v2beta2", "v1beta1", "v1alpha1", "foo"]);
     }
 }
+
+/// Which aggregated discovery version an Accept header asks for, if any
+/// (`application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList`).
+pub fn aggregated_version(accept: Option<&str>) -> Option<&'static str> {
+    for range in accept?.split(',') {
+        let params: Vec<(&str, &str)> = range
+            .split(';')
+            .skip(1)
+            .filter_map(|p| p.split_once('='))
+            .map(|(k, v)| (k.trim(), v.trim()))
+            .collect();
+        let get = |k: &str| params.iter().find(|(pk, _)| *pk == k).map(|(_, v)| *v);
+        if get("g") == Some("apidiscovery.k8s.io") && get("as") == Some("APIGroupDiscoveryList") {
+            match get("v") {
+                Some("v2") => return Some("v2"),
+                Some("v2beta1") => return Some("v2beta1"),
+                _ => {}
+            }
+        }
+        // The first acceptable plain type wins over later aggregated ones.
+        if range.trim().starts_with("application/json") && get("as").is_none() {
+            return None;
+        }
+    }
+    None
+}
+
+fn resource_discovery(r: &Resource) -> Value {
+    let mut e = json!({
+        "resource": r.plural,
+        "responseKind": {"group": "", "version": "", "kind": r.kind},
+        "scope": if r.namespaced { "Namespaced" } else { "Cluster" },
+        "singularResource": r.singular,
+        "verbs": r.verbs,
+    });
+    if !r.short_names.is_empty() {
+        e["shortNames"] = json!(r.short_names);
+    }
+    if !r.categories.is_empty() {
+        e["categories"] = json!(r.categories);
+    }
+    if !r.subresources.is_empty() {
+        let subs: Vec<Value> = r
+            .subresources
+            .iter()
+            .map(|s| {
+                let same = s.group == r.group && s.version == r.version;
+                json!({
+                    "subresource": s.name,
+                    "responseKind": {"group": if same { "" } else { s.group.as_str() }, "version": if same { "" } else { s.version.as_str() }, "kind": s.kind},
+                    "verbs": s.verbs,
+                })
+            })
+            .collect();
+        e["subresources"] = json!(subs);
+    }
+    e
+}
+
+/// The aggregated discovery document of `/api` (`legacy`) or `/apis`.
+pub fn aggregated(catalog: &Catalog, legacy: bool, version: &str) -> Value {
+    let all = catalog.all();
+    let group_versions: Vec<(String, Vec<String>)> = if legacy {
+        vec![(String::new(), vec!["v1".to_string()])]
+    } else {
+        groups(catalog)
+    };
+    let items: Vec<Value> = group_versions
+        .iter()
+        .map(|(g, versions)| {
+            let vs: Vec<Value> = versions
+                .iter()
+                .map(|v| {
+                    let resources: Vec<Value> = all
+                        .iter()
+                        .filter(|r| r.group == *g && r.version == *v)
+                        .map(|r| resource_discovery(r))
+                        .collect();
+                    json!({"version": v, "resources": resources, "freshness": "Current"})
+                })
+                .collect();
+            let mut meta = json!({"creationTimestamp": null});
+            if !legacy {
+                meta["name"] = json!(g);
+            }
+            json!({"metadata": meta, "versions": vs})
+        })
+        .collect();
+    json!({"kind": "APIGroupDiscoveryList", "apiVersion": format!("apidiscovery.k8s.io/{version}"), "metadata": {}, "items": items})
+}
+
+/// An aggregated discovery document with its content type, ETag and `Vary: Accept`.
+pub fn respond_aggregated(doc: &Value, version: &str, request_headers: &HeaderMap) -> Response {
+    let mut r = respond(doc, request_headers);
+    let ct = format!("application/json;g=apidiscovery.k8s.io;v={version};as=APIGroupDiscoveryList");
+    if let Ok(v) = HeaderValue::from_str(&ct) {
+        if r.status() == StatusCode::OK {
+            r.headers_mut().insert(header::CONTENT_TYPE, v);
+        }
+    }
+    r.headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("Accept"));
+    r
+}
