@@ -111,6 +111,44 @@ pub struct Resource {
     pub codec: Option<TypedCodec>,
     pub schema: Option<SchemaFn>,
     pub owner: Owner,
+    /// For custom resources: what their CRD says about this version.
+    pub custom: Option<Arc<CustomInfo>>,
+}
+
+/// `additionalPrinterColumns` of a CRD version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrinterColumn {
+    pub name: String,
+    pub kind: String,
+    pub format: String,
+    pub description: String,
+    pub priority: i32,
+    pub json_path: String,
+}
+
+/// `subresources.scale` of a CRD version.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScaleInfo {
+    pub spec_replicas_path: String,
+    pub status_replicas_path: String,
+    pub label_selector_path: Option<String>,
+}
+
+/// One served version of a CustomResourceDefinition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CustomInfo {
+    pub crd_name: String,
+    /// `openAPIV3Schema` of this version.
+    pub schema: Option<serde_json::Value>,
+    pub status: bool,
+    pub scale: Option<ScaleInfo>,
+    pub printer_columns: Vec<PrinterColumn>,
+    /// The version objects are stored in.
+    pub storage_version: String,
+    /// `spec.conversion` of the CRD.
+    pub conversion: serde_json::Value,
+    /// Schemas of every served version, for converting between them.
+    pub selectable_fields: Vec<String>,
 }
 
 impl Resource {
@@ -166,6 +204,7 @@ impl Resource {
             codec: d.codec,
             schema: d.schema,
             owner,
+            custom: None,
         }
     }
 

@@ -1,6 +1,12 @@
-//! The apiextensions server, last of the chain. It will serve
-//! CustomResourceDefinitions and their custom resources; until then it owns
-//! no routes and everything falls through to the not-found handler.
+//! The apiextensions server, last of the chain: CustomResourceDefinitions
+//! and the custom resources they define. Its controller keeps each CRD's
+//! names and conditions right and its versions in the catalog, so routes,
+//! discovery and OpenAPI follow CRDs as they come and go.
+
+pub mod controller;
+pub mod crd;
+pub mod customresource;
+pub mod jsonpath;
 
 use crate::server::GenericServer;
 

@@ -614,6 +614,15 @@ impl ResourceHandler {
         let table_registry = matches!(output, Output::Table { .. } | Output::PartialObjectMetadata)
             .then(|| registry.resource.clone());
         let registries = self.registries.clone();
+        let converting = crate::registry::conversion::needed(&registry.resource)
+            .then(|| {
+                registries.get(
+                    &registry.resource.group,
+                    &registry.resource.version,
+                    &registry.resource.plural,
+                )
+            })
+            .flatten();
         let bookmark = move |rv: i64, initial_end: bool| -> Bytes {
             let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
             if initial_end {
@@ -674,6 +683,19 @@ impl ResourceHandler {
                                 let mut l = format!("{{\"type\":\"{}\",\"object\":", kind.as_str())
                                     .into_bytes();
                                 l.extend_from_slice(&obj);
+                                l.extend_from_slice(b"}\n");
+                                Bytes::from(l)
+                            }
+                            (None, WatchMessage::Event { kind, object })
+                                if converting.is_some() =>
+                            {
+                                let served = converting.as_ref().map_or_else(
+                                    || object.json.clone(),
+                                    |reg| reg.served(object.json.clone()),
+                                );
+                                let mut l = format!("{{\"type\":\"{}\",\"object\":", kind.as_str())
+                                    .into_bytes();
+                                l.extend_from_slice(&served);
                                 l.extend_from_slice(b"}\n");
                                 Bytes::from(l)
                             }
@@ -850,11 +872,38 @@ impl ResourceHandler {
                         })
                 })
                 .unwrap_or_default();
+            // Custom resources name their own paths (subresources.scale).
+            let custom = registry
+                .resource
+                .custom
+                .as_ref()
+                .and_then(|c| c.scale.clone());
+            let (spec_replicas, status_replicas, selector) = match &custom {
+                Some(sc) => (
+                    crate::apiextensions::jsonpath::get(obj, &sc.spec_replicas_path)
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0),
+                    crate::apiextensions::jsonpath::get(obj, &sc.status_replicas_path)
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0),
+                    sc.label_selector_path
+                        .as_deref()
+                        .and_then(|p| crate::apiextensions::jsonpath::get(obj, p))
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                ),
+                None => (
+                    obj["spec"]["replicas"].as_i64().unwrap_or(0),
+                    obj["status"]["replicas"].as_i64().unwrap_or(0),
+                    selector,
+                ),
+            };
             json!({
                 "kind": "Scale", "apiVersion": "autoscaling/v1",
                 "metadata": {"name": m["name"], "namespace": m["namespace"], "uid": m["uid"], "resourceVersion": m["resourceVersion"], "creationTimestamp": m["creationTimestamp"]},
-                "spec": {"replicas": obj["spec"]["replicas"].as_i64().unwrap_or(0)},
-                "status": {"replicas": obj["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector}
+                "spec": {"replicas": spec_replicas},
+                "status": {"replicas": status_replicas, "selector": selector}
             })
         };
         let respond = |obj: &Bytes| {
@@ -911,12 +960,19 @@ impl ResourceHandler {
                     .as_str()
                     .unwrap_or("")
                     .to_string();
-                let patch = json!({"metadata": {"resourceVersion": if rv.is_empty() { Value::Null } else { json!(rv) }}, "spec": {"replicas": replicas}});
-                let patch = if rv.is_empty() {
-                    json!({"spec": {"replicas": replicas}})
-                } else {
-                    patch
-                };
+                let mut patch = json!({});
+                let replicas_path = registry
+                    .resource
+                    .custom
+                    .as_ref()
+                    .and_then(|c| c.scale.as_ref())
+                    .map_or(".spec.replicas".to_string(), |s| {
+                        s.spec_replicas_path.clone()
+                    });
+                crate::apiextensions::jsonpath::set(&mut patch, &replicas_path, json!(replicas));
+                if !rv.is_empty() {
+                    patch["metadata"] = json!({"resourceVersion": rv});
+                }
                 let written = registry
                     .patch(
                         ns,

@@ -467,10 +467,42 @@ fn schemas(
     g.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::Status>();
     g.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions>();
     g.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta>();
+    let mut custom: Vec<(String, Value)> = Vec::new();
+    for r in resources {
+        let Some(info) = &r.custom else { continue };
+        g.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>();
+        // upstream names CRD schemas by the reversed group: com.example.stable.v1.CronTab.
+        let reversed: Vec<&str> = r.group.split('.').rev().collect();
+        let name = format!("{}.{}.{}", reversed.join("."), r.version, r.kind);
+        let mut schema = info.schema.clone().unwrap_or_else(
+            || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
+        );
+        let meta_ref = if v3 {
+            "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        } else {
+            "#/definitions/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+        };
+        if let Some(props) = schema
+            .as_object_mut()
+            .map(|m| m.entry("properties").or_insert_with(|| json!({})))
+        {
+            props["apiVersion"] = json!({"type": "string", "description": "APIVersion defines the versioned schema of this representation of an object."});
+            props["kind"] = json!({"type": "string", "description": "Kind is a string value representing the REST resource this object represents."});
+            props["metadata"] = json!({"allOf": [{"$ref": meta_ref}], "description": "Standard object's metadata."});
+        }
+        names.insert(
+            (r.group.clone(), r.version.clone(), r.kind.clone()),
+            name.clone(),
+        );
+        custom.push((name, schema));
+    }
     if resources.iter().any(|r| r.subresource("scale").is_some()) {
         g.subschema_for::<k8s_openapi::api::autoscaling::v1::Scale>();
     }
     let mut defs = g.take_definitions(true);
+    for (name, schema) in custom {
+        defs.insert(name, schema);
+    }
     let (item_prefix, meta_ref) = if v3 {
         (
             "#/components/schemas/",

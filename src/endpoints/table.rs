@@ -22,41 +22,51 @@ pub fn table(
     remaining: Option<i64>,
     include_object: bool,
 ) -> Bytes {
-    let (defs, rows): (Vec<Value>, Vec<Value>) = match registry.strategy.columns() {
-        Some(cols) => {
-            let defs = cols
+    let dynamic = registry.strategy.dynamic_columns();
+    let (defs, rows): (Vec<Value>, Vec<Value>) = match (dynamic, registry.strategy.columns()) {
+        (Some((defs, cells)), _) => {
+            let rows = objs
+                .iter()
+                .map(|o| row(cells(o), o, include_object))
+                .collect();
+            (defs, rows)
+        }
+        (None, cols) => match cols {
+            Some(cols) => {
+                let defs = cols
                 .iter()
                 .map(|c| json!({"name": c.name, "type": c.kind, "format": c.format, "description": c.description, "priority": c.priority}))
                 .collect();
-            let rows = objs
-                .iter()
-                .map(|o| {
-                    let cells: Vec<Value> = cols.iter().map(|c| (c.cell)(o)).collect();
-                    row(cells, o, include_object)
-                })
-                .collect();
-            (defs, rows)
-        }
-        None => {
-            let defs = vec![
-                json!({"name": "Name", "type": "string", "format": "name", "description": NAME_DESCRIPTION, "priority": 0}),
-                json!({"name": "Created At", "type": "date", "format": "", "description": AGE_DESCRIPTION, "priority": 0}),
-            ];
-            let rows = objs
-                .iter()
-                .map(|o| {
-                    row(
-                        vec![
-                            o["metadata"]["name"].clone(),
-                            o["metadata"]["creationTimestamp"].clone(),
-                        ],
-                        o,
-                        include_object,
-                    )
-                })
-                .collect();
-            (defs, rows)
-        }
+                let rows = objs
+                    .iter()
+                    .map(|o| {
+                        let cells: Vec<Value> = cols.iter().map(|c| (c.cell)(o)).collect();
+                        row(cells, o, include_object)
+                    })
+                    .collect();
+                (defs, rows)
+            }
+            None => {
+                let defs = vec![
+                    json!({"name": "Name", "type": "string", "format": "name", "description": NAME_DESCRIPTION, "priority": 0}),
+                    json!({"name": "Created At", "type": "date", "format": "", "description": AGE_DESCRIPTION, "priority": 0}),
+                ];
+                let rows = objs
+                    .iter()
+                    .map(|o| {
+                        row(
+                            vec![
+                                o["metadata"]["name"].clone(),
+                                o["metadata"]["creationTimestamp"].clone(),
+                            ],
+                            o,
+                            include_object,
+                        )
+                    })
+                    .collect();
+                (defs, rows)
+            }
+        },
     };
     let mut meta = serde_json::Map::new();
     meta.insert("resourceVersion".into(), json!(rv));

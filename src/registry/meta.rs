@@ -135,9 +135,9 @@ pub fn prepare_create(obj: &mut Value) {
     }
 }
 
-/// Keeps what clients may not change on update and bumps generation when the spec changed.
-pub fn prepare_update(new: &mut Value, old: &Value) {
-    let spec_changed = new.get("spec") != old.get("spec");
+/// Keeps what clients may not change on update; bumps generation when the
+/// strategy says the desired state changed (for most kinds: the spec).
+pub fn prepare_update(new: &mut Value, old: &Value, spec_changed: bool) {
     let old_meta = meta(old).cloned().unwrap_or_default();
     let m = meta_mut(new);
     for field in [
@@ -319,11 +319,11 @@ mod tests {
         let old = json!({"metadata": {"name": "a", "uid": "u", "creationTimestamp": "t", "generation": 3}, "spec": {"x": 1}});
         let mut new =
             json!({"metadata": {"name": "a", "uid": "other", "generation": 9}, "spec": {"x": 2}});
-        prepare_update(&mut new, &old);
+        prepare_update(&mut new, &old, true);
         assert_eq!(new["metadata"]["uid"], "u");
         assert_eq!(new["metadata"]["generation"], 4);
         let mut same = json!({"metadata": {"name": "a"}, "spec": {"x": 1}});
-        prepare_update(&mut same, &old);
+        prepare_update(&mut same, &old, false);
         assert_eq!(same["metadata"]["generation"], 3);
     }
 

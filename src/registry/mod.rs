@@ -4,7 +4,9 @@
 //! admit, validate, encode, store.
 
 pub mod apps;
+pub mod conversion;
 pub mod core;
+pub mod fieldmanager;
 pub mod meta;
 pub mod patch;
 pub mod reviews;
@@ -28,7 +30,6 @@ use crate::storage::cacher::{
 use crate::storage::store::{
     self, ListOptions, Preconditions, RvMatch, StorageError, Store, CONFLICT_MODIFIED,
 };
-use strategy::Strategy;
 use validation::FieldError;
 
 /// `fieldValidation`.
@@ -179,7 +180,7 @@ impl Registries {
 
 pub struct Registry {
     pub resource: Arc<Resource>,
-    pub strategy: &'static dyn Strategy,
+    pub strategy: strategy::StrategyRef,
     registries: Registries,
     /// `<prefix>/<storage path>/`
     key_root: String,
@@ -309,7 +310,14 @@ fn parse_rv(rv: &str) -> Result<i64, ApiError> {
 
 impl Registry {
     fn new(resource: Arc<Resource>, registries: Registries) -> Self {
-        let strategy = strategy::for_kind(&resource.group, &resource.kind);
+        let strategy = match &resource.custom {
+            Some(custom) => strategy::StrategyRef::Dynamic(
+                crate::apiextensions::customresource::strategy(custom.clone()),
+            ),
+            None => {
+                strategy::StrategyRef::Static(strategy::for_kind(&resource.group, &resource.kind))
+            }
+        };
         let key_root = format!("{}/{}/", registries.prefix, resource.storage_path);
         let cacher = resource.is_stored().then(|| {
             let (sel, ns) = (resource.selectable_fields.clone(), resource.namespaced);
@@ -530,13 +538,13 @@ impl Registry {
             a.allocate(&mut obj, opts.dry_run).await?;
         }
         let name = meta::name(&obj).to_string();
-        let bytes = Self::encode(&obj);
         if opts.dry_run {
             return Ok(Written {
-                object: bytes,
+                object: Self::encode(&obj),
                 warnings,
             });
         }
+        let bytes = Self::encode(&conversion::to_storage(&self.resource, obj.clone())?);
         let key = self.key(namespace, &name);
         let created = self.registries.store().create(&key, bytes.clone()).await;
         let rv = match created {
@@ -549,9 +557,26 @@ impl Registry {
             }
         };
         Ok(Written {
-            object: crate::storage::rv::with_resource_version(&bytes, rv),
+            object: self.served(crate::storage::rv::with_resource_version(&bytes, rv)),
             warnings,
         })
+    }
+
+    /// Stored bytes as the served version shows them (no work when they agree).
+    pub fn served(&self, stored: Bytes) -> Bytes {
+        if !conversion::needed(&self.resource) {
+            return stored;
+        }
+        match serde_json::from_slice::<Value>(&stored)
+            .map_err(|e| ApiError::internal(e.to_string()))
+            .and_then(|v| conversion::to_served(&self.resource, v))
+        {
+            Ok(v) => Bytes::from(serde_json::to_vec(&v).unwrap_or_default()),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot convert a stored object to the served version");
+                stored
+            }
+        }
     }
 
     /// get, from the watch cache: `rv` of `None` or "" is a consistent read, "0" any.
@@ -571,7 +596,7 @@ impl Registry {
             .get(&key, consistent)
             .await
             .map_err(|e| storage_err(&self.resource, name, e))?;
-        obj.map(|o| o.json.clone())
+        obj.map(|o| self.served(o.json.clone()))
             .ok_or_else(|| ApiError::not_found(&self.resource.group, &self.resource.plural, name))
     }
 
@@ -669,7 +694,7 @@ impl Registry {
                 res.remaining_item_count = None;
             }
             return Ok(ListOut {
-                items: res.items.iter().map(|o| o.to_json()).collect(),
+                items: res.items.iter().map(|o| self.served(o.to_json())).collect(),
                 resource_version: res.resource_version,
                 continue_token: res.continue_token,
                 remaining_item_count: res.remaining_item_count,
@@ -681,7 +706,11 @@ impl Registry {
             .await
             .map_err(|e| storage_err(&self.resource, name_for_errors, e))?;
         Ok(ListOut {
-            items: res.items.iter().map(|o| o.json.clone()).collect(),
+            items: res
+                .items
+                .iter()
+                .map(|o| self.served(o.json.clone()))
+                .collect(),
             resource_version: res.resource_version,
             continue_token: res.continue_token,
             remaining_item_count: res.remaining_item_count,
@@ -749,8 +778,9 @@ impl Registry {
             .guaranteed_update(&key, &Preconditions::default(), false, |existing| {
                 let existing =
                     existing.ok_or_else(|| StorageError::NotFound { key: key.clone() })?;
-                let mut old: Value = serde_json::from_slice(&existing.value)
+                let old: Value = serde_json::from_slice(&existing.value)
                     .map_err(|e| StorageError::Internal(format!("stored object: {e}")))?;
+                let mut old = conversion::to_served(&self.resource, old)?;
                 meta::meta_mut(&mut old).insert(
                     "resourceVersion".into(),
                     Value::String(existing.resource_version.to_string()),
@@ -801,17 +831,20 @@ impl Registry {
                     self.strategy.default(&mut new);
                     self.strategy.prepare_for_update(&mut new, &old);
                 }
-                meta::prepare_update(&mut new, &old);
+                let bump = self.strategy.generation_changed(&new, &old);
+                meta::prepare_update(&mut new, &old, bump);
                 self.validate_update(&new, &old)?;
-                let bytes = Self::encode(&new);
                 if opts.dry_run {
                     dry_result = Some(crate::storage::rv::with_resource_version(
-                        &bytes,
+                        &Self::encode(&new),
                         existing.resource_version,
                     ));
                     return Ok(None);
                 }
-                Ok(Some(bytes))
+                Ok(Some(Self::encode(&conversion::to_storage(
+                    &self.resource,
+                    new,
+                )?)))
             })
             .await
             .map_err(|e| storage_err(&r, name, e))?;
@@ -839,7 +872,7 @@ impl Registry {
             }
         }
         Ok(Written {
-            object: result.to_json(),
+            object: self.served(result.to_json()),
             warnings,
         })
     }
@@ -966,7 +999,7 @@ impl Registry {
         if !finalizers.is_empty() || deferred {
             // Graceful: mark for deletion; finalizers' owners finish it.
             if opts.dry_run {
-                return Ok((current.to_json(), false));
+                return Ok((self.served(current.to_json()), false));
             }
             let pre = opts.preconditions.clone();
             let updated = store
@@ -1002,10 +1035,10 @@ impl Registry {
                 })
                 .await
                 .map_err(|e| storage_err(&self.resource, name, e))?;
-            return Ok((updated.to_json(), false));
+            return Ok((self.served(updated.to_json()), false));
         }
         if opts.dry_run {
-            return Ok((current.to_json(), true));
+            return Ok((self.served(current.to_json()), true));
         }
         let pre = Preconditions {
             uid: opts.preconditions.uid.clone(),
@@ -1016,7 +1049,7 @@ impl Registry {
             .await
             .map_err(|e| storage_err(&self.resource, name, e))?;
         self.released(&deleted.value).await;
-        Ok((deleted.to_json(), true))
+        Ok((self.served(deleted.to_json()), true))
     }
 
     /// Gives back what a deleted object held.

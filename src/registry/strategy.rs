@@ -43,6 +43,11 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// Whether an update changes the desired state (bumping metadata.generation).
+    fn generation_changed(&self, new: &Value, old: &Value) -> bool {
+        new.get("spec") != old.get("spec")
+    }
+
     fn validate(&self, _obj: &Value) -> Vec<FieldError> {
         Vec::new()
     }
@@ -53,6 +58,12 @@ pub trait Strategy: Send + Sync {
 
     /// Columns of server-side Table output; `None` gives upstream's default (Name, Created At).
     fn columns(&self) -> Option<&'static [Column]> {
+        None
+    }
+
+    /// Column definitions and a row-building function for kinds whose
+    /// columns are data (a CRD's additionalPrinterColumns); overrides `columns`.
+    fn dynamic_columns(&self) -> Option<(Vec<Value>, Box<dyn Fn(&Value) -> Vec<Value> + '_>)> {
         None
     }
 }
@@ -76,6 +87,9 @@ pub fn for_kind(group: &str, kind: &str) -> &'static dyn Strategy {
         ("apps", "StatefulSet") => &super::apps::StatefulSetStrategy,
         ("apps", "DaemonSet") => &super::apps::DaemonSetStrategy,
         ("rbac.authorization.k8s.io", _) => &PathSegmentNames,
+        ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+            &crate::apiextensions::crd::CrdStrategy
+        }
         _ => &Generic,
     }
 }
@@ -194,5 +208,24 @@ mod tests {
         assert_eq!(super::human_duration(150), "2m30s");
         assert_eq!(super::human_duration(3600 * 5), "5h");
         assert_eq!(super::human_duration(86400 * 3), "3d");
+    }
+}
+
+/// A registry's strategy: a built-in's static one or a custom resource's
+/// own (which carries its CRD's schema).
+#[derive(Clone)]
+pub enum StrategyRef {
+    Static(&'static dyn Strategy),
+    Dynamic(std::sync::Arc<dyn Strategy>),
+}
+
+impl std::ops::Deref for StrategyRef {
+    type Target = dyn Strategy;
+
+    fn deref(&self) -> &Self::Target {
+        match self {
+            StrategyRef::Static(s) => *s,
+            StrategyRef::Dynamic(s) => s.as_ref(),
+        }
     }
 }

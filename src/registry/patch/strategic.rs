@@ -225,9 +225,9 @@ pub fn type_name_of(schema: crate::api::catalog::SchemaFn) -> Option<String> {
 /// Where a value sits in the schema: the (resolved) schema of its type and,
 /// for named types, the definition name that keys the patch metadata.
 #[derive(Debug, Clone, Copy, Default)]
-struct Node {
-    name: Option<&'static str>,
-    schema: Option<&'static Map<String, Value>>,
+pub(crate) struct Node {
+    pub(crate) name: Option<&'static str>,
+    pub(crate) schema: Option<&'static Map<String, Value>>,
 }
 
 /// The definition a schema refers to: `$ref`, or a `$ref` wrapped in
@@ -245,7 +245,7 @@ fn ref_name(s: &Map<String, Value>) -> Option<&str> {
 
 impl Node {
     /// The node of the definition `name`, if kapi has a schema for it.
-    fn named(name: &str) -> Option<Node> {
+    pub(crate) fn named(name: &str) -> Option<Node> {
         let (k, v) = SCHEMAS.get_key_value(name)?;
         Some(Node {
             name: Some(k.as_str()),
@@ -267,7 +267,7 @@ impl Node {
     }
 
     /// The node of `key`'s value, and the patch metadata of that field.
-    fn field(&self, key: &str) -> (Node, Option<&'static FieldMeta>) {
+    pub(crate) fn field(&self, key: &str) -> (Node, Option<&'static FieldMeta>) {
         let Some(s) = self.schema else {
             return (Node::default(), None);
         };
@@ -286,12 +286,12 @@ impl Node {
     }
 
     /// The node of a list's items.
-    fn items(&self) -> Node {
+    pub(crate) fn items(&self) -> Node {
         Node::resolve(self.schema.and_then(|s| s.get("items")))
     }
 
     /// A string-keyed map (`additionalProperties`), not a struct.
-    fn is_map(&self) -> bool {
+    pub(crate) fn is_map(&self) -> bool {
         self.schema.is_some_and(|s| {
             s.get("properties").is_none()
                 && s.get("additionalProperties").is_some_and(Value::is_object)

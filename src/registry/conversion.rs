@@ -1,0 +1,288 @@
+//! Conversion between served versions and the storage version: custom
+//! resources with strategy `None` (apiVersion rewrite), HorizontalPodAutoscaler
+//! autoscaling/v1 <-> v2, and Events core/v1 <-> events.k8s.io/v1, which
+//! share one storage.
+
+use serde_json::{json, Map, Value};
+
+use crate::api::catalog::Resource;
+use crate::api::ApiError;
+
+/// Whether objects of `r` are stored in another group version than served.
+pub fn needed(r: &Resource) -> bool {
+    r.version != r.storage_version || r.group != r.storage_group
+}
+
+fn gv(group: &str, version: &str) -> String {
+    if group.is_empty() {
+        version.to_string()
+    } else {
+        format!("{group}/{version}")
+    }
+}
+
+/// Converts `obj` (in `r`'s served version) to the storage version.
+pub fn to_storage(r: &Resource, obj: Value) -> Result<Value, ApiError> {
+    convert(
+        r,
+        obj,
+        &r.group,
+        &r.version,
+        &r.storage_group,
+        &r.storage_version,
+    )
+}
+
+/// Converts a stored object to `r`'s served version.
+pub fn to_served(r: &Resource, obj: Value) -> Result<Value, ApiError> {
+    convert(
+        r,
+        obj,
+        &r.storage_group,
+        &r.storage_version,
+        &r.group,
+        &r.version,
+    )
+}
+
+fn convert(
+    r: &Resource,
+    mut obj: Value,
+    fg: &str,
+    fv: &str,
+    tg: &str,
+    tv: &str,
+) -> Result<Value, ApiError> {
+    if fg == tg && fv == tv {
+        return Ok(obj);
+    }
+    if let Some(custom) = &r.custom {
+        let strategy = custom.conversion["strategy"].as_str().unwrap_or("None");
+        if strategy != "None" {
+            return Err(ApiError::internal(format!(
+                "conversion webhook for {}/{}, Kind={} is not supported by this kapi yet",
+                r.group, r.version, r.kind
+            )));
+        }
+        obj["apiVersion"] = json!(gv(tg, tv));
+        return Ok(obj);
+    }
+    match (r.kind.as_str(), fg, fv, tg, tv) {
+        ("HorizontalPodAutoscaler", "autoscaling", "v1", "autoscaling", "v2") => {
+            Ok(hpa_v1_to_v2(obj))
+        }
+        ("HorizontalPodAutoscaler", "autoscaling", "v2", "autoscaling", "v1") => {
+            Ok(hpa_v2_to_v1(obj))
+        }
+        ("Event", "events.k8s.io", "v1", "", "v1") => Ok(event_new_to_core(obj)),
+        ("Event", "", "v1", "events.k8s.io", "v1") => Ok(event_core_to_new(obj)),
+        _ => Err(ApiError::internal(format!(
+            "no conversion from {} to {} for {}",
+            gv(fg, fv),
+            gv(tg, tv),
+            r.kind
+        ))),
+    }
+}
+
+fn take(m: &mut Map<String, Value>, k: &str) -> Option<Value> {
+    m.remove(k).filter(|v| !v.is_null())
+}
+
+/// upstream keeps v2-only fields of v1 objects in this annotation.
+const HPA_METRICS: &str = "autoscaling.alpha.kubernetes.io/metrics";
+const HPA_CURRENT: &str = "autoscaling.alpha.kubernetes.io/current-metrics";
+const HPA_CONDITIONS: &str = "autoscaling.alpha.kubernetes.io/conditions";
+const HPA_BEHAVIOR: &str = "autoscaling.alpha.kubernetes.io/behavior";
+
+fn annotations(obj: &mut Value) -> &mut Map<String, Value> {
+    let m = crate::registry::meta::meta_mut(obj);
+    let a = m.entry("annotations").or_insert_with(|| json!({}));
+    if !a.is_object() {
+        *a = json!({});
+    }
+    match a.as_object_mut() {
+        Some(x) => x,
+        None => unreachable!("made an object above"),
+    }
+}
+
+fn hpa_v1_to_v2(mut obj: Value) -> Value {
+    obj["apiVersion"] = json!("autoscaling/v2");
+    let ann = annotations(&mut obj).clone();
+    let extra = |k: &str| {
+        ann.get(k)
+            .and_then(Value::as_str)
+            .and_then(|s| serde_json::from_str::<Value>(s).ok())
+    };
+    let mut metrics = extra(HPA_METRICS)
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    let spec = obj
+        .get_mut("spec")
+        .and_then(Value::as_object_mut)
+        .map(std::mem::take)
+        .unwrap_or_default();
+    let mut spec = spec;
+    if let Some(cpu) = take(&mut spec, "targetCPUUtilizationPercentage") {
+        metrics.insert(0, json!({"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": cpu}}}));
+    }
+    if !metrics.is_empty() {
+        spec.insert("metrics".into(), Value::Array(metrics));
+    }
+    if let Some(b) = extra(HPA_BEHAVIOR) {
+        spec.insert("behavior".into(), b);
+    }
+    obj["spec"] = Value::Object(spec);
+    if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut) {
+        let mut current = extra(HPA_CURRENT)
+            .and_then(|v| v.as_array().cloned())
+            .unwrap_or_default();
+        if let Some(cpu) = take(status, "currentCPUUtilizationPercentage") {
+            current.insert(0, json!({"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": cpu}}}));
+        }
+        if !current.is_empty() {
+            status.insert("currentMetrics".into(), Value::Array(current));
+        }
+        if let Some(c) = extra(HPA_CONDITIONS) {
+            status.insert("conditions".into(), c);
+        }
+    }
+    let a = annotations(&mut obj);
+    for k in [HPA_METRICS, HPA_CURRENT, HPA_CONDITIONS, HPA_BEHAVIOR] {
+        a.remove(k);
+    }
+    if a.is_empty() {
+        crate::registry::meta::meta_mut(&mut obj).remove("annotations");
+    }
+    obj
+}
+
+fn hpa_v2_to_v1(mut obj: Value) -> Value {
+    obj["apiVersion"] = json!("autoscaling/v1");
+    let mut spec = obj
+        .get_mut("spec")
+        .and_then(Value::as_object_mut)
+        .map(std::mem::take)
+        .unwrap_or_default();
+    let metrics = take(&mut spec, "metrics")
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    let behavior = take(&mut spec, "behavior");
+    let (cpu, rest): (Vec<Value>, Vec<Value>) = metrics.into_iter().partition(|m| {
+        m["type"] == "Resource"
+            && m["resource"]["name"] == "cpu"
+            && m["resource"]["target"]["type"] == "Utilization"
+    });
+    if let Some(c) = cpu.first() {
+        spec.insert(
+            "targetCPUUtilizationPercentage".into(),
+            c["resource"]["target"]["averageUtilization"].clone(),
+        );
+    }
+    obj["spec"] = Value::Object(spec);
+    let mut extras: Vec<(&str, Value)> = Vec::new();
+    if !rest.is_empty() {
+        extras.push((HPA_METRICS, Value::Array(rest)));
+    }
+    if let Some(b) = behavior {
+        extras.push((HPA_BEHAVIOR, b));
+    }
+    if let Some(status) = obj.get_mut("status").and_then(Value::as_object_mut) {
+        let current = take(status, "currentMetrics")
+            .and_then(|v| v.as_array().cloned())
+            .unwrap_or_default();
+        let (cpu, rest): (Vec<Value>, Vec<Value>) = current
+            .into_iter()
+            .partition(|m| m["type"] == "Resource" && m["resource"]["name"] == "cpu");
+        if let Some(c) = cpu.first() {
+            status.insert(
+                "currentCPUUtilizationPercentage".into(),
+                c["resource"]["current"]["averageUtilization"].clone(),
+            );
+        }
+        if !rest.is_empty() {
+            extras.push((HPA_CURRENT, Value::Array(rest)));
+        }
+        if let Some(c) = take(status, "conditions") {
+            extras.push((HPA_CONDITIONS, c));
+        }
+    }
+    if !extras.is_empty() {
+        let a = annotations(&mut obj);
+        for (k, v) in extras {
+            a.insert(k.into(), json!(v.to_string()));
+        }
+    }
+    obj
+}
+
+/// Field renames between core/v1 Event and events.k8s.io/v1 Event.
+const EVENT_RENAMES: &[(&str, &str)] = &[
+    ("involvedObject", "regarding"),
+    ("related", "related"),
+    ("message", "note"),
+    ("reportingComponent", "reportingController"),
+    ("source", "deprecatedSource"),
+    ("firstTimestamp", "deprecatedFirstTimestamp"),
+    ("lastTimestamp", "deprecatedLastTimestamp"),
+    ("count", "deprecatedCount"),
+];
+
+fn event_core_to_new(mut obj: Value) -> Value {
+    if let Some(m) = obj.as_object_mut() {
+        m.insert("apiVersion".into(), json!("events.k8s.io/v1"));
+        for (old, new) in EVENT_RENAMES {
+            if let Some(v) = m.remove(*old) {
+                m.insert((*new).to_string(), v);
+            }
+        }
+    }
+    obj
+}
+
+fn event_new_to_core(mut obj: Value) -> Value {
+    if let Some(m) = obj.as_object_mut() {
+        m.insert("apiVersion".into(), json!("v1"));
+        for (old, new) in EVENT_RENAMES {
+            if let Some(v) = m.remove(*new) {
+                m.insert((*old).to_string(), v);
+            }
+        }
+        m.entry("involvedObject").or_insert_with(|| json!({}));
+    }
+    obj
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hpa_round_trip() {
+        let v1 = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+            "spec": {"scaleTargetRef": {"kind": "Deployment", "name": "d", "apiVersion": "apps/v1"}, "minReplicas": 1, "maxReplicas": 5, "targetCPUUtilizationPercentage": 70}});
+        let v2 = hpa_v1_to_v2(v1.clone());
+        assert_eq!(
+            v2["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+            70
+        );
+        assert!(v2["spec"].get("targetCPUUtilizationPercentage").is_none());
+        let back = hpa_v2_to_v1(v2);
+        assert_eq!(back, v1);
+        let rich = json!({"apiVersion": "autoscaling/v2", "kind": "HorizontalPodAutoscaler", "metadata": {"name": "h"},
+            "spec": {"maxReplicas": 3, "metrics": [{"type": "Pods", "pods": {"metric": {"name": "qps"}, "target": {"type": "AverageValue", "averageValue": "10"}}}]}});
+        let v1 = hpa_v2_to_v1(rich.clone());
+        assert!(v1["metadata"]["annotations"][HPA_METRICS].is_string());
+        assert_eq!(hpa_v1_to_v2(v1), rich);
+    }
+
+    #[test]
+    fn events_round_trip() {
+        let core = json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"}, "involvedObject": {"kind": "Pod", "name": "p"}, "message": "hi", "reason": "R"});
+        let new = event_core_to_new(core.clone());
+        assert_eq!(new["regarding"]["name"], "p");
+        assert_eq!(new["note"], "hi");
+        assert_eq!(event_new_to_core(new), core);
+    }
+}
