@@ -1071,7 +1071,7 @@ fn kubectl_strategic_merge_patch_set_image_and_apply() {
 }
 
 #[test]
-#[ignore = "kapi gap: server-side apply is not implemented (an apply patch of a missing object answers 404 NotFound instead of creating it; of an existing one 415)"]
+
 fn kubectl_server_side_apply() {
     let k = Kapi::start(&[]);
     kubectl_create(&k, &namespace_doc("ka"));
@@ -1515,7 +1515,7 @@ fn status_not_found_already_exists_conflict() {
 }
 
 #[test]
-#[ignore = "kapi gap: writes record no metadata.managedFields"]
+
 fn writes_record_managed_fields() {
     let k = Kapi::start(&[]);
     runtime().block_on(async {

@@ -231,11 +231,10 @@ async fn sync(registries: &Registries) -> Result<(), String> {
                 }
             }
         }
-        if accepted {
+        // A CRD whose cleanup just finished is gone: stop serving it now.
+        let finished = deleting && finalize(registries, crd, &resources_of(crd)).await?;
+        if accepted && !finished {
             wanted.extend(resources_of(crd));
-        }
-        if deleting {
-            finalize(registries, crd, &resources_of(crd)).await?;
         }
     }
     sync_catalog(&registries.catalog, registries, wanted);
@@ -395,13 +394,14 @@ fn sync_catalog(catalog: &Catalog, registries: &Registries, wanted: Vec<Resource
 }
 
 /// Deletes every custom resource of a deleted CRD, then lets it go.
+/// Returns whether the CRD is gone.
 async fn finalize(
     registries: &Registries,
     crd: &Value,
     resources: &[Resource],
-) -> Result<(), String> {
+) -> Result<bool, String> {
     if !meta::finalizers(crd).iter().any(|f| f == CLEANUP_FINALIZER) {
-        return Ok(());
+        return Ok(meta::finalizers(crd).is_empty());
     }
     let mut remaining = 0;
     if let Some(r) = resources
@@ -421,7 +421,7 @@ async fn finalize(
         }
     }
     if remaining > 0 {
-        return Ok(());
+        return Ok(false);
     }
     let reg = registries
         .get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
@@ -437,6 +437,6 @@ async fn finalize(
         &WriteOptions::default(),
     )
     .await
-    .map(|_| ())
+    .map(|_| meta::finalizers(crd).len() == 1)
     .map_err(|e| format!("removing the cleanup finalizer of {name}: {e}"))
 }

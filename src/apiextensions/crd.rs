@@ -174,11 +174,19 @@ impl Strategy for CrdStrategy {
             if !seen.insert(vname.to_string()) {
                 errs.push(FieldError::duplicate(format!("{path}.name"), json!(vname)));
             }
-            if v["schema"]["openAPIV3Schema"].is_null() {
+            let schema = &v["schema"]["openAPIV3Schema"];
+            if schema.is_null() {
                 errs.push(FieldError::required(
                     format!("{path}.schema.openAPIV3Schema"),
                     "schemas are required",
                 ));
+            } else {
+                let spath = format!("{path}.schema.openAPIV3Schema");
+                errs.extend(super::schema::validate_structural(schema, &spath));
+                if v["subresources"]["status"].is_object() {
+                    errs.extend(super::schema::validate_status_root(schema, &spath));
+                }
+                errs.extend(super::cel::compile_schema_rules(schema, &spath));
             }
             for (j, c) in v["additionalPrinterColumns"]
                 .as_array()

@@ -45,25 +45,23 @@ fn cell(o: &Value, kind: &str, path: &str) -> Value {
 }
 
 impl Strategy for CustomResourceStrategy {
+    fn default(&self, obj: &mut Value) {
+        if let Some(schema) = &self.info.schema {
+            super::schema::apply_defaults(obj, schema);
+        }
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         // Custom resources always carry a generation, spec or not.
         crate::registry::meta::meta_mut(obj).insert("generation".into(), json!(1));
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        let mut errs = Vec::new();
-        if let Some(scale) = &self.info.scale {
-            if let Some(v) = jsonpath::get(obj, &scale.spec_replicas_path) {
-                if !v.is_null() && !v.is_i64() {
-                    errs.push(FieldError::invalid(
-                        scale.spec_replicas_path.trim_start_matches('.'),
-                        v.clone(),
-                        "must be an integer",
-                    ));
-                }
-            }
-        }
-        errs
+        self.validate_with(obj, None)
+    }
+
+    fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
+        self.validate_with(new, Some(old))
     }
 
     fn generation_changed(&self, new: &Value, old: &Value) -> bool {
@@ -106,6 +104,29 @@ impl Strategy for CustomResourceStrategy {
                 row
             }),
         ))
+    }
+}
+
+impl CustomResourceStrategy {
+    /// The schema (types, formats, bounds...), the CEL rules and the scale paths.
+    fn validate_with(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        if let Some(schema) = &self.info.schema {
+            errs.extend(super::schema::validate(obj, schema, ""));
+            errs.extend(super::cel::validate(schema, obj, old));
+        }
+        if let Some(scale) = &self.info.scale {
+            if let Some(v) = jsonpath::get(obj, &scale.spec_replicas_path) {
+                if !v.is_null() && !v.is_i64() {
+                    errs.push(FieldError::invalid(
+                        scale.spec_replicas_path.trim_start_matches('.'),
+                        v.clone(),
+                        "must be an integer",
+                    ));
+                }
+            }
+        }
+        errs
     }
 }
 

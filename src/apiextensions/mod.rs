@@ -7,6 +7,9 @@ pub mod controller;
 pub mod crd;
 pub mod customresource;
 pub mod jsonpath;
+pub mod schema;
+
+pub mod cel;
 
 use crate::server::GenericServer;
 

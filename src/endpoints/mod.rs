@@ -168,11 +168,57 @@ fn field_validation(q: &Query) -> Result<FieldValidation, ApiError> {
 }
 
 fn write_options(q: &Query, options_kind: &str) -> Result<WriteOptions, ApiError> {
+    let field_manager = q.get("fieldManager").map(String::from);
+    if let Some(m) = field_manager.as_deref() {
+        if let Err(why) = crate::registry::fieldmanager::validate_field_manager(m) {
+            let cause =
+                crate::registry::validation::FieldError::invalid("fieldManager", json!(m), why)
+                    .to_cause();
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                options_kind,
+                "",
+                vec![cause],
+            ));
+        }
+    }
+    let force = q.flag("force");
+    if force && options_kind != "PatchOptions" {
+        let cause = crate::registry::validation::FieldError::forbidden(
+            "force",
+            "may not be specified for non-apply patch",
+        )
+        .to_cause();
+        return Err(ApiError::invalid(
+            "meta.k8s.io",
+            options_kind,
+            "",
+            vec![cause],
+        ));
+    }
     Ok(WriteOptions {
         dry_run: dry_run(q, options_kind)?,
-        field_manager: q.get("fieldManager").map(String::from),
+        field_manager,
         field_validation: field_validation(q)?,
+        user_agent: None,
+        force,
+        force_applied: false,
     })
+}
+
+/// The write options of a request, with its User-Agent.
+fn request_write_options(
+    req: &Request,
+    q: &Query,
+    options_kind: &str,
+) -> Result<WriteOptions, ApiError> {
+    let mut o = write_options(q, options_kind)?;
+    o.user_agent = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from);
+    Ok(o)
 }
 
 async fn read_body(req: Request) -> Result<Bytes, ApiError> {
@@ -355,13 +401,13 @@ impl ResourceHandler {
                 if req.method() != Method::POST {
                     return Err(ApiError::method_not_allowed());
                 }
-                let opts = write_options(&q, "CreateOptions")?;
+                let opts = request_write_options(&req, &q, "CreateOptions")?;
                 let body = self.body(req, &r.kind).await?;
                 let written = registry.create(ns, body, &opts).await?;
                 Ok(self.written(&registry, StatusCode::CREATED, written, output))
             }
             "update" => {
-                let opts = write_options(&q, "UpdateOptions")?;
+                let opts = request_write_options(&req, &q, "UpdateOptions")?;
                 let body = self.body(req, &r.kind).await?;
                 let written = registry.update(ns, name, body, None, &opts).await?;
                 Ok(self.written(&registry, StatusCode::OK, written, output))
@@ -429,7 +475,7 @@ impl ResourceHandler {
                 ))
             }
         };
-        let opts = write_options(q, "PatchOptions")?;
+        let opts = request_write_options(&req, q, "PatchOptions")?;
         let body = read_body(req).await?;
         Ok((pt, body, opts))
     }
@@ -478,6 +524,7 @@ impl ResourceHandler {
         w: Written,
         output: Output,
     ) -> Response {
+        let code = if w.created { StatusCode::CREATED } else { code };
         with_warnings(
             self.object_response(registry, code, w.object, output),
             &w.warnings,
@@ -752,7 +799,7 @@ impl ResourceHandler {
                     output,
                 )),
                 "update" => {
-                    let opts = write_options(q, "UpdateOptions")?;
+                    let opts = request_write_options(&req, q, "UpdateOptions")?;
                     let body = self.body(req, &r.kind).await?;
                     Ok(self.written(
                         registry,
@@ -809,7 +856,7 @@ impl ResourceHandler {
                 ))
             }
             "finalize" => {
-                let opts = write_options(q, "UpdateOptions")?;
+                let opts = request_write_options(&req, q, "UpdateOptions")?;
                 let body = self.body(req, &r.kind).await?;
                 let written = registry
                     .update(ns, name, body, Some("finalize"), &opts)

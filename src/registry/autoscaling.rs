@@ -30,7 +30,12 @@ fn default_scaling_rules(rules: Option<&Value>, up: bool) -> Value {
         json!({"selectPolicy": "Max", "policies": [{"type": "Percent", "value": 100, "periodSeconds": 15}]})
     };
     if let (Some(from), Some(to)) = (rules.and_then(Value::as_object), out.as_object_mut()) {
-        for k in ["selectPolicy", "stabilizationWindowSeconds", "policies", "tolerance"] {
+        for k in [
+            "selectPolicy",
+            "stabilizationWindowSeconds",
+            "policies",
+            "tolerance",
+        ] {
             if let Some(v) = from.get(k).filter(|v| !v.is_null()) {
                 to.insert(k.into(), v.clone());
             }
@@ -137,7 +142,11 @@ fn validate_resource_source(src: &Value, path: &str, container: bool, errs: &mut
             ));
         } else {
             for m in validation::dns1123_label(c) {
-                errs.push(FieldError::invalid(format!("{path}.container"), json!(c), m));
+                errs.push(FieldError::invalid(
+                    format!("{path}.container"),
+                    json!(c),
+                    m,
+                ));
             }
         }
     }
@@ -157,7 +166,13 @@ fn validate_resource_source(src: &Value, path: &str, container: bool, errs: &mut
     }
 }
 
-const METRIC_TYPES: [&str; 5] = ["ContainerResource", "External", "Object", "Pods", "Resource"];
+const METRIC_TYPES: [&str; 5] = [
+    "ContainerResource",
+    "External",
+    "Object",
+    "Pods",
+    "Resource",
+];
 
 fn validate_metric_spec(m: &Value, path: &str, errs: &mut Vec<FieldError>) {
     let ty = s(m, "type");
@@ -168,10 +183,20 @@ fn validate_metric_spec(m: &Value, path: &str, errs: &mut Vec<FieldError>) {
         ));
     }
     if !METRIC_TYPES.contains(&ty) {
-        errs.push(FieldError::not_supported(format!("{path}.type"), json!(ty), &METRIC_TYPES));
+        errs.push(FieldError::not_supported(
+            format!("{path}.type"),
+            json!(ty),
+            &METRIC_TYPES,
+        ));
     }
     let mut present: Vec<&str> = Vec::new();
-    for key in ["object", "external", "pods", "resource", "containerResource"] {
+    for key in [
+        "object",
+        "external",
+        "pods",
+        "resource",
+        "containerResource",
+    ] {
         if m[key].is_null() {
             continue;
         }
@@ -183,7 +208,11 @@ fn validate_metric_spec(m: &Value, path: &str, errs: &mut Vec<FieldError>) {
         let sp = format!("{path}.{key}");
         match key {
             "object" => {
-                validate_cross_version_ref(&src["describedObject"], &format!("{sp}.describedObject"), errs);
+                validate_cross_version_ref(
+                    &src["describedObject"],
+                    &format!("{sp}.describedObject"),
+                    errs,
+                );
                 validate_metric_identifier(&src["metric"], &format!("{sp}.metric"), errs);
                 validate_metric_target(&src["target"], &format!("{sp}.target"), errs);
                 if src["target"]["value"].is_null() && src["target"]["averageValue"].is_null() {
@@ -231,7 +260,11 @@ fn validate_metric_spec(m: &Value, path: &str, errs: &mut Vec<FieldError>) {
         "External" => "external",
         "ContainerResource" => "containerResource",
         _ => {
-            errs.push(FieldError::not_supported(format!("{path}.type"), json!(ty), &METRIC_TYPES));
+            errs.push(FieldError::not_supported(
+                format!("{path}.type"),
+                json!(ty),
+                &METRIC_TYPES,
+            ));
             ""
         }
     };
@@ -291,15 +324,27 @@ fn validate_scaling_rules(r: &Value, path: &str, errs: &mut Vec<FieldError>) {
         let pp = format!("{path}.policies[{i}]");
         let ty = s(p, "type");
         if ty != "Pods" && ty != "Percent" {
-            errs.push(FieldError::not_supported(format!("{pp}.type"), json!(ty), &["Percent", "Pods"]));
+            errs.push(FieldError::not_supported(
+                format!("{pp}.type"),
+                json!(ty),
+                &["Percent", "Pods"],
+            ));
         }
         let value = p["value"].as_i64().unwrap_or(0);
         if value <= 0 {
-            errs.push(FieldError::invalid(format!("{pp}.value"), json!(value), "must be greater than zero"));
+            errs.push(FieldError::invalid(
+                format!("{pp}.value"),
+                json!(value),
+                "must be greater than zero",
+            ));
         }
         let period = p["periodSeconds"].as_i64().unwrap_or(0);
         if period <= 0 {
-            errs.push(FieldError::invalid(format!("{pp}.periodSeconds"), json!(period), "must be greater than zero"));
+            errs.push(FieldError::invalid(
+                format!("{pp}.periodSeconds"),
+                json!(period),
+                "must be greater than zero",
+            ));
         }
         if period > MAX_PERIOD_SECONDS {
             errs.push(FieldError::invalid(
@@ -315,7 +360,9 @@ fn validate_scaling_rules(r: &Value, path: &str, errs: &mut Vec<FieldError>) {
 fn metrics_of(o: &Value) -> Value {
     if is_v1(o) {
         match o["spec"]["targetCPUUtilizationPercentage"].as_i64() {
-            Some(t) => json!([{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": t}}}]),
+            Some(t) => {
+                json!([{"type": "Resource", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": t}}}])
+            }
             None => json!([]),
         }
     } else {
@@ -336,7 +383,11 @@ fn validate_hpa(obj: &Value, min_lower_bound: i64) -> Vec<FieldError> {
         ));
     }
     if max < 1 {
-        errs.push(FieldError::invalid("spec.maxReplicas", json!(max), "must be greater than 0"));
+        errs.push(FieldError::invalid(
+            "spec.maxReplicas",
+            json!(max),
+            "must be greater than 0",
+        ));
     }
     if min.is_some_and(|m| max < m) {
         errs.push(FieldError::invalid(
@@ -391,10 +442,16 @@ fn format_metrics(specs: &[Value], statuses: &[Value]) -> String {
         };
         let item = match s(spec, "type") {
             t @ ("External" | "Object") => {
-                let key = if t == "External" { "external" } else { "object" };
+                let key = if t == "External" {
+                    "external"
+                } else {
+                    "object"
+                };
                 let target = &spec[key]["target"];
                 if !target["averageValue"].is_null() {
-                    let c = cur(key, "averageValue").map(|v| q(&v)).unwrap_or_else(unknown);
+                    let c = cur(key, "averageValue")
+                        .map(|v| q(&v))
+                        .unwrap_or_else(unknown);
                     format!("{c}/{} (avg)", q(&target["averageValue"]))
                 } else {
                     let c = cur(key, "value").map(|v| q(&v)).unwrap_or_else(unknown);
@@ -402,16 +459,24 @@ fn format_metrics(specs: &[Value], statuses: &[Value]) -> String {
                 }
             }
             "Pods" => {
-                let c = cur("pods", "averageValue").map(|v| q(&v)).unwrap_or_else(unknown);
+                let c = cur("pods", "averageValue")
+                    .map(|v| q(&v))
+                    .unwrap_or_else(unknown);
                 format!("{c}/{}", q(&spec["pods"]["target"]["averageValue"]))
             }
             t @ ("Resource" | "ContainerResource") => {
-                let key = if t == "Resource" { "resource" } else { "containerResource" };
+                let key = if t == "Resource" {
+                    "resource"
+                } else {
+                    "containerResource"
+                };
                 let src = &spec[key];
                 let name = s(src, "name");
                 let target = &src["target"];
                 if !target["averageValue"].is_null() {
-                    let c = cur(key, "averageValue").map(|v| q(&v)).unwrap_or_else(unknown);
+                    let c = cur(key, "averageValue")
+                        .map(|v| q(&v))
+                        .unwrap_or_else(unknown);
                     format!("{name}: {c}/{}", q(&target["averageValue"]))
                 } else {
                     let c = cur(key, "averageUtilization")
@@ -442,7 +507,9 @@ fn targets_cell(o: &Value) -> Value {
     let specs = items(&metrics_of(o));
     let statuses = if is_v1(o) {
         match o["status"]["currentCPUUtilizationPercentage"].as_i64() {
-            Some(c) => vec![json!({"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": c}}})],
+            Some(c) => vec![
+                json!({"type": "Resource", "resource": {"name": "cpu", "current": {"averageUtilization": c}}}),
+            ],
             None => Vec::new(),
         }
     } else {
@@ -472,7 +539,11 @@ impl Strategy for HorizontalPodAutoscalerStrategy {
         if v1 {
             set_default(spec, "minReplicas", json!(1));
             // Stored as v2 upstream, an unset target reads back as v2's default.
-            set_default(spec, "targetCPUUtilizationPercentage", json!(DEFAULT_CPU_UTILIZATION));
+            set_default(
+                spec,
+                "targetCPUUtilizationPercentage",
+                json!(DEFAULT_CPU_UTILIZATION),
+            );
         } else {
             default_v2(spec);
         }
@@ -523,10 +594,22 @@ mod tests {
         HorizontalPodAutoscalerStrategy.default(&mut o);
         HorizontalPodAutoscalerStrategy.prepare_for_create(&mut o);
         assert_eq!(o["spec"]["minReplicas"], 1);
-        assert_eq!(o["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"], 80);
-        assert_eq!(o["spec"]["behavior"]["scaleUp"]["policies"][0], json!({"type": "Pods", "value": 4, "periodSeconds": 15}));
-        assert_eq!(o["spec"]["behavior"]["scaleUp"]["stabilizationWindowSeconds"], 0);
-        assert_eq!(o["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"], 60);
+        assert_eq!(
+            o["spec"]["metrics"][0]["resource"]["target"]["averageUtilization"],
+            80
+        );
+        assert_eq!(
+            o["spec"]["behavior"]["scaleUp"]["policies"][0],
+            json!({"type": "Pods", "value": 4, "periodSeconds": 15})
+        );
+        assert_eq!(
+            o["spec"]["behavior"]["scaleUp"]["stabilizationWindowSeconds"],
+            0
+        );
+        assert_eq!(
+            o["spec"]["behavior"]["scaleDown"]["stabilizationWindowSeconds"],
+            60
+        );
         assert_eq!(o["spec"]["behavior"]["scaleDown"]["selectPolicy"], "Max");
         assert_eq!(o["status"], json!({"desiredReplicas": 0}));
         assert!(HorizontalPodAutoscalerStrategy.validate(&o).is_empty());
@@ -555,7 +638,10 @@ mod tests {
         assert_eq!(targets_cell(&o), "cpu: 40%/80%");
         o["spec"]["targetCPUUtilizationPercentage"] = json!(0);
         let errs = HorizontalPodAutoscalerStrategy.validate(&o);
-        assert_eq!(errs[0].field, "spec.metrics[0].resource.target.averageUtilization");
+        assert_eq!(
+            errs[0].field,
+            "spec.metrics[0].resource.target.averageUtilization"
+        );
     }
 
     #[test]
@@ -564,7 +650,8 @@ mod tests {
         o["spec"]["minReplicas"] = json!(6);
         o["spec"]["scaleTargetRef"] = json!({"kind": "Deployment"});
         o["spec"]["metrics"] = json!([{"type": "Pods", "resource": {"name": "cpu", "target": {"type": "Utilization", "averageUtilization": 50}}}]);
-        o["spec"]["behavior"] = json!({"scaleUp": {"policies": [{"type": "Pods", "value": 0, "periodSeconds": 4000}]}});
+        o["spec"]["behavior"] =
+            json!({"scaleUp": {"policies": [{"type": "Pods", "value": 0, "periodSeconds": 4000}]}});
         let got: Vec<(String, String)> = HorizontalPodAutoscalerStrategy
             .validate(&o)
             .iter()
@@ -573,11 +660,23 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("spec.maxReplicas".into(), "Invalid value: 5: must be greater than or equal to `minReplicas`".into()),
+                (
+                    "spec.maxReplicas".into(),
+                    "Invalid value: 5: must be greater than or equal to `minReplicas`".into()
+                ),
                 ("spec.scaleTargetRef.name".into(), "Required value".into()),
-                ("spec.metrics[0].pods".into(), "Required value: must populate information for the given metric source".into()),
-                ("spec.behavior.scaleUp.policies[0].value".into(), "Invalid value: 0: must be greater than zero".into()),
-                ("spec.behavior.scaleUp.policies[0].periodSeconds".into(), "Invalid value: 4000: must be less than or equal to 1800".into()),
+                (
+                    "spec.metrics[0].pods".into(),
+                    "Required value: must populate information for the given metric source".into()
+                ),
+                (
+                    "spec.behavior.scaleUp.policies[0].value".into(),
+                    "Invalid value: 0: must be greater than zero".into()
+                ),
+                (
+                    "spec.behavior.scaleUp.policies[0].periodSeconds".into(),
+                    "Invalid value: 4000: must be less than or equal to 1800".into()
+                ),
             ]
         );
         let mut z = v2();
@@ -588,7 +687,10 @@ mod tests {
             .iter()
             .map(|e| e.message())
             .collect();
-        assert_eq!(got[0], "Invalid value: 0: must be greater than or equal to 1");
+        assert_eq!(
+            got[0],
+            "Invalid value: 0: must be greater than or equal to 1"
+        );
         assert_eq!(got[1], "Invalid value: 0: must be greater than 0");
     }
 

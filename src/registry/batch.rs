@@ -163,13 +163,17 @@ fn validate_job_spec_common(spec: &Value, path: &str, errs: &mut Vec<FieldError>
                 if mfi.is_none() {
                     errs.push(FieldError::required(
                         format!("{path}.maxFailedIndexes"),
-                        format!("must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"),
+                        format!(
+                            "must be specified when completions is above {COMPLETIONS_SOFT_LIMIT}"
+                        ),
                     ));
                 }
-                if let Some(p) = parallelism.filter(|p| *p > PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS) {
+                if let Some(p) = parallelism.filter(|p| *p > PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS)
+                {
                     errs.push(FieldError::invalid(format!("{path}.parallelism"), json!(p), format!("must be less than or equal to {PARALLELISM_LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index")));
                 }
-                if let Some(f) = mfi.filter(|f| *f > MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS) {
+                if let Some(f) = mfi.filter(|f| *f > MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS)
+                {
                     errs.push(FieldError::invalid(format!("{path}.maxFailedIndexes"), json!(f), format!("must be less than or equal to {MAX_FAILED_INDEXES_LIMIT_FOR_HIGH_COMPLETIONS} when completions are above {COMPLETIONS_SOFT_LIMIT} and used with backoff limit per index")));
                 }
             }
@@ -1085,7 +1089,11 @@ mod tests {
         assert_eq!(o["status"], json!({}));
         // No template labels given: the Job's own labels stay unset.
         assert!(o["metadata"]["labels"].is_null());
-        assert!(JobStrategy.validate(&o).is_empty(), "{:?}", JobStrategy.validate(&o));
+        assert!(
+            JobStrategy.validate(&o).is_empty(),
+            "{:?}",
+            JobStrategy.validate(&o)
+        );
     }
 
     #[test]
@@ -1179,7 +1187,10 @@ mod tests {
         let o = created(j);
         let uid = o["metadata"]["uid"].as_str().unwrap();
         let errs = JobStrategy.validate(&o);
-        assert_eq!(errs[0].field, "spec.template.metadata.labels[controller-uid]");
+        assert_eq!(
+            errs[0].field,
+            "spec.template.metadata.labels[controller-uid]"
+        );
         assert_eq!(errs[0].detail, format!("must be '{uid}'"));
         assert_eq!(errs.len(), 1, "{errs:?}");
     }
@@ -1222,7 +1233,16 @@ mod tests {
         let names: Vec<&str> = JOB_COLUMNS.iter().map(|c| c.name).collect();
         assert_eq!(
             names,
-            ["Name", "Status", "Completions", "Duration", "Age", "Containers", "Images", "Selector"]
+            [
+                "Name",
+                "Status",
+                "Completions",
+                "Duration",
+                "Age",
+                "Containers",
+                "Images",
+                "Selector"
+            ]
         );
         let sel = (JOB_COLUMNS[7].cell)(&o);
         assert!(sel.as_str().unwrap().starts_with(CONTROLLER_UID_LABEL));
@@ -1247,7 +1267,10 @@ mod tests {
             parse_cron("x * * * *").unwrap_err(),
             "failed to parse int from x: strconv.Atoi: parsing \"x\": invalid syntax"
         );
-        assert_eq!(parse_cron("@often").unwrap_err(), "unrecognized descriptor: @often");
+        assert_eq!(
+            parse_cron("@often").unwrap_err(),
+            "unrecognized descriptor: @often"
+        );
         assert_eq!(
             parse_cron("* * * * 7").unwrap_err(),
             "end of range (7) above maximum (6): 7"

@@ -57,7 +57,11 @@ impl Strategy for LeaseStrategy {
             }
         }
         let has_strategy = spec["strategy"].as_str().is_some_and(|s| !s.is_empty());
-        if spec["preferredHolder"].as_str().is_some_and(|p| !p.is_empty()) && !has_strategy {
+        if spec["preferredHolder"]
+            .as_str()
+            .is_some_and(|p| !p.is_empty())
+            && !has_strategy
+        {
             errs.push(FieldError::forbidden(
                 "spec.preferredHolder",
                 "may only be specified if `strategy` is defined",
@@ -90,8 +94,14 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("spec.leaseDurationSeconds".into(), "Invalid value: 0: must be greater than 0".into()),
-                ("spec.leaseTransitions".into(), "Invalid value: -1: must be greater than or equal to 0".into()),
+                (
+                    "spec.leaseDurationSeconds".into(),
+                    "Invalid value: 0: must be greater than 0".into()
+                ),
+                (
+                    "spec.leaseTransitions".into(),
+                    "Invalid value: -1: must be greater than or equal to 0".into()
+                ),
             ]
         );
         let mut o = json!({"spec": {"strategy": "OldestEmulationVersion", "preferredHolder": "x"}});

@@ -69,7 +69,11 @@ pub fn invalid_raw(field: impl Into<String>, rendered: &str, detail: &str) -> Fi
 /// upstream's ValidateImmutableField.
 pub fn immutable(field: &str, new: &Value, old: &Value, errs: &mut Vec<FieldError>) {
     if new != old {
-        errs.push(FieldError::invalid(field, new.clone(), "field is immutable"));
+        errs.push(FieldError::invalid(
+            field,
+            new.clone(),
+            "field is immutable",
+        ));
     }
 }
 
@@ -122,9 +126,8 @@ pub fn port_name(p: &str) -> Vec<String> {
 
 /// upstream's IsValidPercent.
 pub fn percent(p: &str) -> Vec<String> {
-    let ok = p.len() > 1
-        && p.ends_with('%')
-        && p[..p.len() - 1].bytes().all(|b| b.is_ascii_digit());
+    let ok =
+        p.len() > 1 && p.ends_with('%') && p[..p.len() - 1].bytes().all(|b| b.is_ascii_digit());
     if ok {
         Vec::new()
     } else {
@@ -158,7 +161,11 @@ pub fn validate_label_selector(sel: &Value, path: &str) -> Vec<FieldError> {
     if sel.is_null() {
         return errs;
     }
-    validate_labels(&sel["matchLabels"], &format!("{path}.matchLabels"), &mut errs);
+    validate_labels(
+        &sel["matchLabels"],
+        &format!("{path}.matchLabels"),
+        &mut errs,
+    );
     for (i, r) in items(&sel["matchExpressions"]).iter().enumerate() {
         let p = format!("{path}.matchExpressions[{i}]");
         let values = strings(&r["values"]);
@@ -404,7 +411,9 @@ pub fn parse_quantity(q: &str) -> Option<i128> {
         "Pi" => exp2 = 50,
         "Ei" => exp2 = 60,
         other => {
-            let e = other.strip_prefix('e').or_else(|| other.strip_prefix('E'))?;
+            let e = other
+                .strip_prefix('e')
+                .or_else(|| other.strip_prefix('E'))?;
             let n: i32 = e.parse().ok()?;
             exp10 += n;
         }

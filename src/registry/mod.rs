@@ -4,12 +4,21 @@
 //! admit, validate, encode, store.
 
 pub mod apps;
+pub mod autoscaling;
+pub mod batch;
 pub mod conversion;
+pub mod coordination;
 pub mod core;
 pub mod fieldmanager;
+pub mod helpers;
 pub mod meta;
+pub mod networking;
 pub mod patch;
+pub mod policy;
+pub mod rbac;
 pub mod reviews;
+pub mod scheduling;
+pub mod storage_kinds;
 pub mod strategy;
 pub mod validation;
 
@@ -47,6 +56,22 @@ pub struct WriteOptions {
     pub dry_run: bool,
     pub field_manager: Option<String>,
     pub field_validation: FieldValidation,
+    /// The client's User-Agent: names the field manager when `fieldManager` is unset.
+    pub user_agent: Option<String>,
+    /// `force` of an apply patch.
+    pub force: bool,
+    /// Set by the registry when server-side apply already recorded managedFields.
+    pub force_applied: bool,
+}
+
+impl WriteOptions {
+    /// The field manager recording this write (upstream's default from the User-Agent).
+    pub fn manager(&self) -> String {
+        fieldmanager::manager_or_user_agent(
+            self.field_manager.as_deref(),
+            self.user_agent.as_deref().unwrap_or(""),
+        )
+    }
 }
 
 /// What a write returns: the object as stored, and warnings for the client.
@@ -54,6 +79,8 @@ pub struct WriteOptions {
 pub struct Written {
     pub object: Bytes,
     pub warnings: Vec<String>,
+    /// The write created the object (an apply of something new): 201.
+    pub created: bool,
 }
 
 /// The patch formats kapi accepts.
@@ -529,6 +556,9 @@ impl Registry {
             }
         }
         self.strategy.prepare_for_create(&mut obj);
+        if !opts.force_applied {
+            obj = self.record_fields(None, &obj, "", opts);
+        }
         self.validate_create(&obj)?;
         self.admit_namespace(namespace, true).await?;
         let allocator = self
@@ -542,6 +572,7 @@ impl Registry {
             return Ok(Written {
                 object: Self::encode(&obj),
                 warnings,
+                created: false,
             });
         }
         let bytes = Self::encode(&conversion::to_storage(&self.resource, obj.clone())?);
@@ -559,6 +590,7 @@ impl Registry {
         Ok(Written {
             object: self.served(crate::storage::rv::with_resource_version(&bytes, rv)),
             warnings,
+            created: false,
         })
     }
 
@@ -833,6 +865,10 @@ impl Registry {
                 }
                 let bump = self.strategy.generation_changed(&new, &old);
                 meta::prepare_update(&mut new, &old, bump);
+                if !opts.force_applied {
+                    new = self.record_fields(Some(&old), &new, subresource.unwrap_or(""), opts);
+                }
+                fieldmanager::ignore_timestamp_only_changes(&mut new, &old);
                 self.validate_update(&new, &old)?;
                 if opts.dry_run {
                     dry_result = Some(crate::storage::rv::with_resource_version(
@@ -852,6 +888,7 @@ impl Registry {
             return Ok(Written {
                 object: d,
                 warnings,
+                created: false,
             });
         }
         // An object being deleted whose last finalizer went away is deleted now.
@@ -874,6 +911,7 @@ impl Registry {
         Ok(Written {
             object: self.served(result.to_json()),
             warnings,
+            created: false,
         })
     }
 
@@ -904,7 +942,23 @@ impl Registry {
         let patch_value: Value = serde_json::from_slice(patch)
             .or_else(|_| serde_saphyr::from_slice::<Value>(patch))
             .map_err(|e| ApiError::bad_request(format!("error decoding patch: {e}")))?;
-        self.update_with(namespace, name, subresource, opts, |old| {
+        let sub = subresource.unwrap_or("");
+        let mut opts = opts.clone();
+        if patch_type == PatchType::Apply {
+            self.check_applied(&patch_value, namespace, name, &opts)?;
+            opts.force_applied = true;
+        } else if opts.force {
+            let cause = FieldError::forbidden("force", "may not be specified for non-apply patch")
+                .to_cause();
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                vec![cause],
+            ));
+        }
+        let opts = &opts;
+        let result = self.update_with(namespace, name, subresource, opts, |old| {
             let mut doc = old.clone();
             match patch_type {
                 PatchType::Json => {
@@ -934,7 +988,7 @@ impl Registry {
                         ApiError::new(e.code(), reason, e.message)
                     })?;
                 }
-                PatchType::Apply => return Err(ApiError::unsupported_media_type()),
+                PatchType::Apply => doc = self.apply_fields(Some(old), &patch_value, sub, opts)?,
             }
             // A patch that does not name a resourceVersion is unconditional.
             if patch_value["metadata"].get("resourceVersion").is_none() {
@@ -942,7 +996,65 @@ impl Registry {
             }
             self.decode(doc, namespace, opts)
         })
-        .await
+        .await;
+        match result {
+            // Apply creates what does not exist yet.
+            Err(e) if e.code == 404 && patch_type == PatchType::Apply && sub.is_empty() => {
+                let created = self.apply_fields(None, &patch_value, sub, opts)?;
+                let mut w = self.create(namespace, created, opts).await?;
+                w.created = true;
+                Ok(w)
+            }
+            other => other,
+        }
+    }
+
+    /// An apply configuration must name this kind, the URL's name and namespace,
+    /// and a field manager.
+    fn check_applied(
+        &self,
+        applied: &Value,
+        namespace: &str,
+        name: &str,
+        opts: &WriteOptions,
+    ) -> Result<(), ApiError> {
+        if opts.field_manager.as_deref().unwrap_or("").is_empty() {
+            let cause =
+                FieldError::required("fieldManager", "is required for apply patch").to_cause();
+            return Err(ApiError::invalid(
+                "meta.k8s.io",
+                "PatchOptions",
+                "",
+                vec![cause],
+            ));
+        }
+        let r = &self.resource;
+        let (kind, api_version) = (
+            applied["kind"].as_str().unwrap_or(""),
+            applied["apiVersion"].as_str().unwrap_or(""),
+        );
+        if kind != r.kind || api_version != r.api_version() {
+            return Err(ApiError::bad_request(format!(
+                "invalid object type: {}, Kind={}",
+                if api_version.is_empty() {
+                    "/"
+                } else {
+                    api_version
+                },
+                kind
+            )));
+        }
+        let applied_name = meta::name(applied);
+        if !applied_name.is_empty() && applied_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({applied_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let ns = meta::namespace(applied);
+        if r.namespaced && !ns.is_empty() && ns != namespace {
+            return Err(ApiError::bad_request("the namespace of the provided object does not match the namespace sent on the request"));
+        }
+        Ok(())
     }
 
     pub async fn delete(
@@ -1050,6 +1162,94 @@ impl Registry {
             .map_err(|e| storage_err(&self.resource, name, e))?;
         self.released(&deleted.value).await;
         Ok((self.served(deleted.to_json()), true))
+    }
+
+    /// The field-management scope of this resource: its schema (built-in
+    /// type or CRD structural schema) and whether it has a status subresource.
+    fn with_scope<T>(&self, subresource: &str, f: impl FnOnce(&fieldmanager::Scope) -> T) -> T {
+        use fieldmanager::Schema;
+        let status_subresource = self.resource.subresource("status").is_some();
+        let builtin = self
+            .resource
+            .schema
+            .and_then(patch::strategic::type_name_of)
+            .and_then(|n| Schema::builtin(&n));
+        let schema = match (
+            builtin,
+            self.resource
+                .custom
+                .as_ref()
+                .and_then(|c| c.schema.as_ref()),
+        ) {
+            (Some(s), _) => s,
+            (None, Some(crd_schema)) => Schema::structural(crd_schema),
+            (None, None) => Schema::untyped(),
+        };
+        let scope = fieldmanager::Scope {
+            schema,
+            subresource,
+            status_subresource,
+            now: None,
+        };
+        f(&scope)
+    }
+
+    /// Records an Update by the request's field manager in managedFields.
+    fn record_fields(
+        &self,
+        old: Option<&Value>,
+        new: &Value,
+        subresource: &str,
+        opts: &WriteOptions,
+    ) -> Value {
+        let manager = opts.manager();
+        let version = self.resource.api_version();
+        self.with_scope(subresource, |scope| {
+            fieldmanager::update_in(scope, old, new, &manager, &version)
+        })
+    }
+
+    /// Server-side apply of `applied` onto `live` (None: the object is created).
+    fn apply_fields(
+        &self,
+        live: Option<&Value>,
+        applied: &Value,
+        subresource: &str,
+        opts: &WriteOptions,
+    ) -> Result<Value, ApiError> {
+        let manager = opts.field_manager.clone().unwrap_or_default();
+        self.with_scope(subresource, |scope| {
+            fieldmanager::apply_in(scope, live, applied, &manager, opts.force)
+        })
+        .map_err(|e| match e {
+            fieldmanager::ApplyError::Conflicts(c) => {
+                let causes = c
+                    .causes()
+                    .into_iter()
+                    .filter_map(|v| {
+                        serde_json::from_value::<
+                            k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause,
+                        >(v)
+                        .ok()
+                    })
+                    .collect();
+                ApiError::new(409, crate::api::Reason::Conflict, c.to_status_message())
+                    .with_details(Some(
+                        k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                            causes: Some(causes),
+                            ..Default::default()
+                        },
+                    ))
+            }
+            other => {
+                let reason = match other.code() {
+                    400 => crate::api::Reason::BadRequest,
+                    422 => crate::api::Reason::Invalid,
+                    _ => crate::api::Reason::InternalError,
+                };
+                ApiError::new(other.code(), reason, other.message())
+            }
+        })
     }
 
     /// Gives back what a deleted object held.

@@ -46,7 +46,9 @@ fn validate_backend(b: &Value, path: &str, errs: &mut Vec<FieldError>) {
             json!(""),
             "cannot set both resource and service backends",
         )),
-        (true, false) => validate_typed_local_ref(&b["resource"], &format!("{path}.resource"), errs),
+        (true, false) => {
+            validate_typed_local_ref(&b["resource"], &format!("{path}.resource"), errs)
+        }
         (false, true) => {
             let svc = &b["service"];
             let name = s(svc, "name");
@@ -86,7 +88,10 @@ fn validate_backend(b: &Value, path: &str, errs: &mut Vec<FieldError>) {
                     ));
                 }
             } else {
-                errs.push(FieldError::required(path, "port name or number is required"));
+                errs.push(FieldError::required(
+                    path,
+                    "port name or number is required",
+                ));
             }
         }
         (false, false) => errs.push(FieldError::invalid(
@@ -261,11 +266,7 @@ fn validate_ingress_spec(spec: &Value, opts: IngressOpts) -> Vec<FieldError> {
     }
     if let Some(c) = spec["ingressClassName"].as_str() {
         for m in validation::dns1123_subdomain(c) {
-            errs.push(FieldError::invalid(
-                "spec.ingressClassName",
-                json!(c),
-                m,
-            ));
+            errs.push(FieldError::invalid("spec.ingressClassName", json!(c), m));
         }
     }
     errs
@@ -380,32 +381,38 @@ impl Strategy for IngressStrategy {
 
 pub struct IngressClassStrategy;
 
-static INGRESS_CLASS_COLUMNS: std::sync::LazyLock<Vec<Column>> =
-    std::sync::LazyLock::new(|| {
-        vec![
-            name_column(),
-            Column { name: "Controller", kind: "string", format: "", description: "Controller that is responsible for handling this class", priority: 0, cell: |o| json!(s(&o["spec"], "controller")) },
-            Column {
-                name: "Parameters",
-                kind: "string",
-                format: "",
-                description: "A reference to a resource with additional parameters",
-                priority: 0,
-                cell: |o| {
-                    let p = &o["spec"]["parameters"];
-                    if p.is_null() {
-                        return json!("<none>");
-                    }
-                    let mut out = s(p, "kind").to_string();
-                    if let Some(g) = p["apiGroup"].as_str() {
-                        out = format!("{out}.{g}");
-                    }
-                    json!(format!("{out}/{}", s(p, "name")))
-                },
+static INGRESS_CLASS_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(|| {
+    vec![
+        name_column(),
+        Column {
+            name: "Controller",
+            kind: "string",
+            format: "",
+            description: "Controller that is responsible for handling this class",
+            priority: 0,
+            cell: |o| json!(s(&o["spec"], "controller")),
+        },
+        Column {
+            name: "Parameters",
+            kind: "string",
+            format: "",
+            description: "A reference to a resource with additional parameters",
+            priority: 0,
+            cell: |o| {
+                let p = &o["spec"]["parameters"];
+                if p.is_null() {
+                    return json!("<none>");
+                }
+                let mut out = s(p, "kind").to_string();
+                if let Some(g) = p["apiGroup"].as_str() {
+                    out = format!("{out}.{g}");
+                }
+                json!(format!("{out}/{}", s(p, "name")))
             },
-            age_column(),
-        ]
-    });
+        },
+        age_column(),
+    ]
+});
 
 fn validate_ingress_class_spec(spec: &Value) -> Vec<FieldError> {
     let mut errs = Vec::new();
@@ -570,7 +577,11 @@ fn validate_ip_block(b: &Value, path: &str, errs: &mut Vec<FieldError>) {
         return;
     }
     let Some(outer) = helpers::parse_cidr(cidr) else {
-        errs.push(FieldError::invalid(format!("{path}.cidr"), json!(cidr), CIDR_MSG));
+        errs.push(FieldError::invalid(
+            format!("{path}.cidr"),
+            json!(cidr),
+            CIDR_MSG,
+        ));
         return;
     };
     for (i, e) in helpers::strings(&b["except"]).iter().enumerate() {
@@ -655,14 +666,13 @@ fn validate_network_policy_spec(spec: &Value) -> Vec<FieldError> {
     errs
 }
 
-static NETWORK_POLICY_COLUMNS: std::sync::LazyLock<Vec<Column>> =
-    std::sync::LazyLock::new(|| {
-        vec![
+static NETWORK_POLICY_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(|| {
+    vec![
             name_column(),
             Column { name: "Pod-Selector", kind: "string", format: "", description: "podSelector selects the pods to which this NetworkPolicy object applies. The array of rules is applied to any pods selected by this field. An empty selector matches all pods in the policy's namespace. Multiple network policies can select the same set of pods. In this case, the ingress rules for each are combined additively. This field is optional. If it is not specified, it defaults to an empty selector.", priority: 0, cell: |o| json!(helpers::format_label_selector(&o["spec"]["podSelector"])) },
             age_column(),
         ]
-    });
+});
 
 impl Strategy for NetworkPolicyStrategy {
     fn default(&self, obj: &mut Value) {
@@ -730,7 +740,10 @@ mod tests {
         let errs = IngressStrategy.validate(&bad);
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].field, "spec.rules[0].http.paths[0].pathType");
-        assert_eq!(errs[0].message(), "Required value: pathType must be specified");
+        assert_eq!(
+            errs[0].message(),
+            "Required value: pathType must be specified"
+        );
 
         let errs = IngressStrategy.validate(&json!({"spec": {}}));
         assert_eq!(errs[0].field, "spec");
@@ -772,7 +785,8 @@ mod tests {
         assert_eq!(cells[3], "");
         assert_eq!(cells[4], "80");
         o["spec"]["tls"] = json!([{}]);
-        o["spec"]["rules"] = json!([{"host": "a"}, {"host": "b"}, {"host": "c"}, {"host": "d"}, {}]);
+        o["spec"]["rules"] =
+            json!([{"host": "a"}, {"host": "b"}, {"host": "c"}, {"host": "d"}, {}]);
         o["status"] = json!({"loadBalancer": {"ingress": [{"ip": "10.0.0.2"}, {"hostname": "lb"}, {"ip": "10.0.0.2"}]}});
         assert_eq!(ingress_hosts(&o), "a,b,c + 2 more...");
         assert_eq!(ingress_address(&o), "10.0.0.2,lb");
@@ -797,17 +811,43 @@ mod tests {
             "ports": [{"port": 70000, "protocol": "ICMP"}, {"port": "http", "endPort": 90}],
             "from": [{}, {"ipBlock": {"cidr": "10.0.0.0/16", "except": ["10.1.0.0/24"]}, "podSelector": {}}]}]}});
         let errs = NetworkPolicyStrategy.validate(&bad);
-        let got: Vec<(String, String)> = errs.iter().map(|e| (e.field.clone(), e.message())).collect();
+        let got: Vec<(String, String)> = errs
+            .iter()
+            .map(|e| (e.field.clone(), e.message()))
+            .collect();
         assert_eq!(
             got,
             [
-                ("spec.ingress[0].ports[0].protocol".into(), "Unsupported value: \"ICMP\": supported values: \"TCP\", \"UDP\", \"SCTP\"".into()),
-                ("spec.ingress[0].ports[0].port".into(), "Invalid value: 70000: must be between 1 and 65535, inclusive".into()),
-                ("spec.ingress[0].ports[1].endPort".into(), "Invalid value: 90: may not be specified when `port` is non-numeric".into()),
-                ("spec.ingress[0].from[0]".into(), "Required value: must specify a peer".into()),
-                ("spec.ingress[0].from[1].ipBlock.except[0]".into(), "Invalid value: \"10.1.0.0/24\": must be a strict subset of `cidr`".into()),
-                ("spec.ingress[0].from[1]".into(), "Forbidden: may not specify both ipBlock and another peer".into()),
-                ("spec.policyTypes[0]".into(), "Unsupported value: \"Sideways\": supported values: \"Ingress\", \"Egress\"".into()),
+                (
+                    "spec.ingress[0].ports[0].protocol".into(),
+                    "Unsupported value: \"ICMP\": supported values: \"TCP\", \"UDP\", \"SCTP\""
+                        .into()
+                ),
+                (
+                    "spec.ingress[0].ports[0].port".into(),
+                    "Invalid value: 70000: must be between 1 and 65535, inclusive".into()
+                ),
+                (
+                    "spec.ingress[0].ports[1].endPort".into(),
+                    "Invalid value: 90: may not be specified when `port` is non-numeric".into()
+                ),
+                (
+                    "spec.ingress[0].from[0]".into(),
+                    "Required value: must specify a peer".into()
+                ),
+                (
+                    "spec.ingress[0].from[1].ipBlock.except[0]".into(),
+                    "Invalid value: \"10.1.0.0/24\": must be a strict subset of `cidr`".into()
+                ),
+                (
+                    "spec.ingress[0].from[1]".into(),
+                    "Forbidden: may not specify both ipBlock and another peer".into()
+                ),
+                (
+                    "spec.policyTypes[0]".into(),
+                    "Unsupported value: \"Sideways\": supported values: \"Ingress\", \"Egress\""
+                        .into()
+                ),
             ]
         );
         assert!(strict_subset(
@@ -836,6 +876,9 @@ mod tests {
         let mut new = o.clone();
         new["spec"]["controller"] = json!("example.com/other");
         let errs = IngressClassStrategy.validate_update(&new, &o);
-        assert_eq!(errs[0].message(), "Invalid value: \"example.com/other\": field is immutable");
+        assert_eq!(
+            errs[0].message(),
+            "Invalid value: \"example.com/other\": field is immutable"
+        );
     }
 }

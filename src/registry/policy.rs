@@ -28,9 +28,7 @@ fn validate_int_or_percent(v: &Value, field: &str, errs: &mut Vec<FieldError>) {
             for m in helpers::percent(s) {
                 errs.push(invalid_raw(field, &go_int_or_string(v), &m));
             }
-            let pct = s
-                .strip_suffix('%')
-                .and_then(|n| n.parse::<i64>().ok());
+            let pct = s.strip_suffix('%').and_then(|n| n.parse::<i64>().ok());
             if pct.is_some_and(|p| p > 100) {
                 errs.push(invalid_raw(
                     field,
@@ -63,9 +61,30 @@ fn int_or_string_cell(v: &Value) -> Value {
 static PDB_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(|| {
     vec![
         name_column(),
-        Column { name: "Min Available", kind: "string", format: "", description: "The minimum number of pods that must be available.", priority: 0, cell: |o| int_or_string_cell(&o["spec"]["minAvailable"]) },
-        Column { name: "Max Unavailable", kind: "string", format: "", description: "The maximum number of pods that may be unavailable.", priority: 0, cell: |o| int_or_string_cell(&o["spec"]["maxUnavailable"]) },
-        Column { name: "Allowed Disruptions", kind: "integer", format: "", description: "Calculated number of pods that may be disrupted at this time.", priority: 0, cell: |o| json!(o["status"]["disruptionsAllowed"].as_i64().unwrap_or(0)) },
+        Column {
+            name: "Min Available",
+            kind: "string",
+            format: "",
+            description: "The minimum number of pods that must be available.",
+            priority: 0,
+            cell: |o| int_or_string_cell(&o["spec"]["minAvailable"]),
+        },
+        Column {
+            name: "Max Unavailable",
+            kind: "string",
+            format: "",
+            description: "The maximum number of pods that may be unavailable.",
+            priority: 0,
+            cell: |o| int_or_string_cell(&o["spec"]["maxUnavailable"]),
+        },
+        Column {
+            name: "Allowed Disruptions",
+            kind: "integer",
+            format: "",
+            description: "Calculated number of pods that may be disrupted at this time.",
+            priority: 0,
+            cell: |o| json!(o["status"]["disruptionsAllowed"].as_i64().unwrap_or(0)),
+        },
         age_column(),
     ]
 });
@@ -125,7 +144,9 @@ mod tests {
         let errs = PodDisruptionBudgetStrategy.validate(&both);
         assert_eq!(errs.len(), 1);
         assert_eq!(errs[0].field, "spec");
-        assert!(errs[0].message().ends_with("minAvailable and maxUnavailable cannot be both set"));
+        assert!(errs[0]
+            .message()
+            .ends_with("minAvailable and maxUnavailable cannot be both set"));
         let bad = json!({"spec": {"minAvailable": "150%", "unhealthyPodEvictionPolicy": "Never"}});
         let got: Vec<(String, String)> = PodDisruptionBudgetStrategy
             .validate(&bad)
@@ -159,6 +180,9 @@ mod tests {
         assert_eq!(cells[1], "N/A");
         assert_eq!(cells[2], "25%");
         assert_eq!(cells[3], 0);
-        assert_eq!((PDB_COLUMNS[1].cell)(&json!({"spec": {"minAvailable": 2}})), "2");
+        assert_eq!(
+            (PDB_COLUMNS[1].cell)(&json!({"spec": {"minAvailable": 2}})),
+            "2"
+        );
     }
 }

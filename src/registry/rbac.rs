@@ -66,13 +66,22 @@ fn validate_rules(obj: &Value, namespaced: bool) -> Vec<FieldError> {
 /// SetDefaults_RoleBinding / SetDefaults_ClusterRoleBinding and SetDefaults_Subject.
 fn default_binding(obj: &mut Value) {
     if let Some(rr) = helpers::obj_mut(obj, "roleRef") {
-        if rr.get("apiGroup").and_then(Value::as_str).unwrap_or("").is_empty() {
+        if rr
+            .get("apiGroup")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
             rr.insert("apiGroup".into(), json!(GROUP));
         }
     }
     if let Some(subjects) = obj.get_mut("subjects").and_then(Value::as_array_mut) {
         for sub in subjects.iter_mut().filter_map(Value::as_object_mut) {
-            let empty = sub.get("apiGroup").and_then(Value::as_str).unwrap_or("").is_empty();
+            let empty = sub
+                .get("apiGroup")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .is_empty();
             let kind = sub.get("kind").and_then(Value::as_str).unwrap_or("");
             if empty && (kind == "User" || kind == "Group") {
                 sub.insert("apiGroup".into(), json!(GROUP));
@@ -128,7 +137,11 @@ fn validate_binding(obj: &Value, namespaced: bool) -> Vec<FieldError> {
     let rr = &obj["roleRef"];
     let group = s(rr, "apiGroup");
     if group != GROUP {
-        errs.push(FieldError::not_supported("roleRef.apiGroup", json!(group), &[GROUP]));
+        errs.push(FieldError::not_supported(
+            "roleRef.apiGroup",
+            json!(group),
+            &[GROUP],
+        ));
     }
     let kind = s(rr, "kind");
     let kinds: &[&str] = if namespaced {
@@ -137,7 +150,11 @@ fn validate_binding(obj: &Value, namespaced: bool) -> Vec<FieldError> {
         &["ClusterRole"]
     };
     if !kinds.contains(&kind) {
-        errs.push(FieldError::not_supported("roleRef.kind", json!(kind), kinds));
+        errs.push(FieldError::not_supported(
+            "roleRef.kind",
+            json!(kind),
+            kinds,
+        ));
     }
     let name = s(rr, "name");
     if name.is_empty() {
@@ -167,10 +184,18 @@ fn validate_binding_update(new: &Value, old: &Value, namespaced: bool) -> Vec<Fi
     let mut errs = validate_binding(new, namespaced);
     let key = |v: &Value| {
         let rr = &v["roleRef"];
-        (s(rr, "apiGroup").to_string(), s(rr, "kind").to_string(), s(rr, "name").to_string())
+        (
+            s(rr, "apiGroup").to_string(),
+            s(rr, "kind").to_string(),
+            s(rr, "name").to_string(),
+        )
     };
     if key(new) != key(old) {
-        errs.push(invalid_raw("roleRef", &go_role_ref(&new["roleRef"]), "cannot change roleRef"));
+        errs.push(invalid_raw(
+            "roleRef",
+            &go_role_ref(&new["roleRef"]),
+            "cannot change roleRef",
+        ));
     }
     errs
 }
@@ -192,7 +217,8 @@ fn subjects_of(o: &Value, kind: &str) -> Value {
 }
 
 fn binding_columns(which: &'static str, role_description: &'static str) -> Vec<Column> {
-    let (users, groups, sas): (&'static str, &'static str, &'static str) = if which == "roleBinding" {
+    let (users, groups, sas): (&'static str, &'static str, &'static str) = if which == "roleBinding"
+    {
         (
             "Users in the roleBinding",
             "Groups in the roleBinding",
@@ -207,11 +233,45 @@ fn binding_columns(which: &'static str, role_description: &'static str) -> Vec<C
     };
     vec![
         name_column(),
-        Column { name: "Role", kind: "string", format: "", description: role_description, priority: 0, cell: |o| json!(format!("{}/{}", s(&o["roleRef"], "kind"), s(&o["roleRef"], "name"))) },
+        Column {
+            name: "Role",
+            kind: "string",
+            format: "",
+            description: role_description,
+            priority: 0,
+            cell: |o| {
+                json!(format!(
+                    "{}/{}",
+                    s(&o["roleRef"], "kind"),
+                    s(&o["roleRef"], "name")
+                ))
+            },
+        },
         age_column(),
-        Column { name: "Users", kind: "string", format: "", description: users, priority: 1, cell: |o| subjects_of(o, "User") },
-        Column { name: "Groups", kind: "string", format: "", description: groups, priority: 1, cell: |o| subjects_of(o, "Group") },
-        Column { name: "ServiceAccounts", kind: "string", format: "", description: sas, priority: 1, cell: |o| subjects_of(o, "ServiceAccount") },
+        Column {
+            name: "Users",
+            kind: "string",
+            format: "",
+            description: users,
+            priority: 1,
+            cell: |o| subjects_of(o, "User"),
+        },
+        Column {
+            name: "Groups",
+            kind: "string",
+            format: "",
+            description: groups,
+            priority: 1,
+            cell: |o| subjects_of(o, "Group"),
+        },
+        Column {
+            name: "ServiceAccounts",
+            kind: "string",
+            format: "",
+            description: sas,
+            priority: 1,
+            cell: |o| subjects_of(o, "ServiceAccount"),
+        },
     ]
 }
 
@@ -219,10 +279,11 @@ static ROLE_BINDING_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyL
     binding_columns("roleBinding", "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.")
 });
 
-static CLUSTER_ROLE_BINDING_COLUMNS: std::sync::LazyLock<Vec<Column>> =
-    std::sync::LazyLock::new(|| {
+static CLUSTER_ROLE_BINDING_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(
+    || {
         binding_columns("clusterRoleBinding", "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the Authorizer must return an error. This field is immutable.")
-    });
+    },
+);
 
 // ---- Role ----
 
@@ -264,7 +325,11 @@ impl Strategy for ClusterRoleStrategy {
                 let unusable = helpers::selector_matches(sel, &json!({})).is_none();
                 errs.extend(sel_errs);
                 if unusable {
-                    errs.push(FieldError::invalid(p, sel.clone(), "invalid label selector."));
+                    errs.push(FieldError::invalid(
+                        p,
+                        sel.clone(),
+                        "invalid label selector.",
+                    ));
                 }
             }
         }
@@ -355,7 +420,10 @@ mod tests {
             "rules cannot apply to both regular resources and non-resource URLs"
         );
         let agg = json!({"aggregationRule": {"clusterRoleSelectors": []}});
-        assert_eq!(ClusterRoleStrategy.validate(&agg)[0].field, "aggregationRule.clusterRoleSelectors");
+        assert_eq!(
+            ClusterRoleStrategy.validate(&agg)[0].field,
+            "aggregationRule.clusterRoleSelectors"
+        );
         assert_eq!(RoleStrategy.name_rule(), NameRule::PathSegment);
     }
 

@@ -33,9 +33,9 @@ fn system_class_error(name: &str, value: i64, global_default: bool) -> Option<St
     match SYSTEM_PRIORITY_CLASSES.iter().find(|(n, _)| *n == name) {
         None => Some(format!("{name} is not a known system priority class")),
         Some((_, v)) if *v != value => Some(format!("value of {name} PriorityClass must be {v}")),
-        Some(_) if global_default => {
-            Some(format!("globalDefault of {name} PriorityClass must be false"))
-        }
+        Some(_) if global_default => Some(format!(
+            "globalDefault of {name} PriorityClass must be false"
+        )),
         Some(_) => None,
     }
 }
@@ -80,7 +80,10 @@ impl Strategy for PriorityClassStrategy {
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
         let mut errs = Vec::new();
         if new["value"] != old["value"] {
-            errs.push(FieldError::forbidden("value", "may not be changed in an update."));
+            errs.push(FieldError::forbidden(
+                "value",
+                "may not be changed in an update.",
+            ));
         }
         super::helpers::immutable(
             "preemptionPolicy",
@@ -106,7 +109,10 @@ mod tests {
         PriorityClassStrategy.default(&mut o);
         assert_eq!(o["preemptionPolicy"], "PreemptLowerPriority");
         assert!(PriorityClassStrategy.validate(&o).is_empty());
-        let cells: Vec<Value> = PRIORITY_CLASS_COLUMNS.iter().map(|c| (c.cell)(&o)).collect();
+        let cells: Vec<Value> = PRIORITY_CLASS_COLUMNS
+            .iter()
+            .map(|c| (c.cell)(&o))
+            .collect();
         assert_eq!(cells[1], 1000);
         assert_eq!(cells[2], false);
         assert_eq!(cells[4], "PreemptLowerPriority");
@@ -114,17 +120,26 @@ mod tests {
         let big = json!({"metadata": {"name": "huge"}, "value": 2_000_000_000i64});
         let errs = PriorityClassStrategy.validate(&big);
         assert_eq!(errs[0].field, "value");
-        assert_eq!(errs[0].message(), "Forbidden: maximum allowed value of a user defined priority is 1000000000");
+        assert_eq!(
+            errs[0].message(),
+            "Forbidden: maximum allowed value of a user defined priority is 1000000000"
+        );
         let sys = json!({"metadata": {"name": "system-mine"}, "value": 1});
         let errs = PriorityClassStrategy.validate(&sys);
         assert_eq!(errs[0].message(), "Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: system-mine is not a known system priority class");
         let bad = json!({"metadata": {"name": "x"}, "value": 1, "preemptionPolicy": "Sometimes"});
-        assert_eq!(PriorityClassStrategy.validate(&bad)[0].field, "preemptionPolicy");
+        assert_eq!(
+            PriorityClassStrategy.validate(&bad)[0].field,
+            "preemptionPolicy"
+        );
 
         let mut new = o.clone();
         new["value"] = json!(5);
         let errs = PriorityClassStrategy.validate_update(&new, &o);
         assert_eq!(errs[0].field, "value");
-        assert_eq!(errs[0].message(), "Forbidden: may not be changed in an update.");
+        assert_eq!(
+            errs[0].message(),
+            "Forbidden: may not be changed in an update."
+        );
     }
 }

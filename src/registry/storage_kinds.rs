@@ -103,7 +103,10 @@ impl Strategy for StorageClassStrategy {
         }
         if let Some(params) = obj["parameters"].as_object() {
             if params.len() > MAX_PROVISIONER_PARAMETER_LEN {
-                errs.push(FieldError::too_long("parameters", MAX_PROVISIONER_PARAMETER_LEN));
+                errs.push(FieldError::too_long(
+                    "parameters",
+                    MAX_PROVISIONER_PARAMETER_LEN,
+                ));
             } else {
                 let mut total = 0usize;
                 for (k, v) in params {
@@ -117,7 +120,10 @@ impl Strategy for StorageClassStrategy {
                     total += k.len() + v.as_str().map_or(0, str::len);
                 }
                 if total > MAX_PROVISIONER_PARAMETER_SIZE {
-                    errs.push(FieldError::too_long("parameters", MAX_PROVISIONER_PARAMETER_SIZE));
+                    errs.push(FieldError::too_long(
+                        "parameters",
+                        MAX_PROVISIONER_PARAMETER_SIZE,
+                    ));
                 }
             }
         }
@@ -206,7 +212,17 @@ mod tests {
         o["metadata"]["annotations"] = json!({IS_DEFAULT_ANNOTATION: "true"});
         assert_eq!((STORAGE_CLASS_COLUMNS[0].cell)(&o), "fast (default)");
         let names: Vec<&str> = STORAGE_CLASS_COLUMNS.iter().map(|c| c.name).collect();
-        assert_eq!(names, ["Name", "Provisioner", "ReclaimPolicy", "VolumeBindingMode", "AllowVolumeExpansion", "Age"]);
+        assert_eq!(
+            names,
+            [
+                "Name",
+                "Provisioner",
+                "ReclaimPolicy",
+                "VolumeBindingMode",
+                "AllowVolumeExpansion",
+                "Age"
+            ]
+        );
     }
 
     #[test]
@@ -215,7 +231,8 @@ mod tests {
         o["provisioner"] = json!("");
         o["reclaimPolicy"] = json!("Recycle");
         o["volumeBindingMode"] = json!("Later");
-        o["allowedTopologies"] = json!([{"matchLabelExpressions": [{"key": "zone", "values": []}]}]);
+        o["allowedTopologies"] =
+            json!([{"matchLabelExpressions": [{"key": "zone", "values": []}]}]);
         let got: Vec<(String, String)> = StorageClassStrategy
             .validate(&o)
             .iter()
@@ -244,9 +261,18 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("parameters".into(), "Forbidden: updates to parameters are forbidden.".into()),
-                ("provisioner".into(), "Forbidden: updates to provisioner are forbidden.".into()),
-                ("volumeBindingMode".into(), "Invalid value: \"WaitForFirstConsumer\": field is immutable".into()),
+                (
+                    "parameters".into(),
+                    "Forbidden: updates to parameters are forbidden.".into()
+                ),
+                (
+                    "provisioner".into(),
+                    "Forbidden: updates to provisioner are forbidden.".into()
+                ),
+                (
+                    "volumeBindingMode".into(),
+                    "Invalid value: \"WaitForFirstConsumer\": field is immutable".into()
+                ),
             ]
         );
     }

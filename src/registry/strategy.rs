@@ -86,6 +86,33 @@ pub fn for_kind(group: &str, kind: &str) -> &'static dyn Strategy {
         ("apps", "ReplicaSet") => &super::apps::ReplicaSetStrategy,
         ("apps", "StatefulSet") => &super::apps::StatefulSetStrategy,
         ("apps", "DaemonSet") => &super::apps::DaemonSetStrategy,
+        ("", "PersistentVolumeClaim") => &super::core::PersistentVolumeClaimStrategy,
+        ("", "PersistentVolume") => &super::core::PersistentVolumeStrategy,
+        ("", "Node") => &super::core::NodeStrategy,
+        ("", "Event") => &super::core::EventStrategy,
+        ("", "LimitRange") => &super::core::LimitRangeStrategy,
+        ("", "ResourceQuota") => &super::core::ResourceQuotaStrategy,
+        ("", "Endpoints") => &super::core::EndpointsStrategy,
+        ("", "ReplicationController") => &super::core::ReplicationControllerStrategy,
+        ("", "PodTemplate") => &super::core::PodTemplateStrategy,
+        ("batch", "Job") => &super::batch::JobStrategy,
+        ("batch", "CronJob") => &super::batch::CronJobStrategy,
+        ("networking.k8s.io", "Ingress") => &super::networking::IngressStrategy,
+        ("networking.k8s.io", "IngressClass") => &super::networking::IngressClassStrategy,
+        ("networking.k8s.io", "NetworkPolicy") => &super::networking::NetworkPolicyStrategy,
+        ("coordination.k8s.io", "Lease") => &super::coordination::LeaseStrategy,
+        ("policy", "PodDisruptionBudget") => &super::policy::PodDisruptionBudgetStrategy,
+        ("autoscaling", "HorizontalPodAutoscaler") => {
+            &super::autoscaling::HorizontalPodAutoscalerStrategy
+        }
+        ("storage.k8s.io", "StorageClass") => &super::storage_kinds::StorageClassStrategy,
+        ("scheduling.k8s.io", "PriorityClass") => &super::scheduling::PriorityClassStrategy,
+        ("rbac.authorization.k8s.io", "Role") => &super::rbac::RoleStrategy,
+        ("rbac.authorization.k8s.io", "ClusterRole") => &super::rbac::ClusterRoleStrategy,
+        ("rbac.authorization.k8s.io", "RoleBinding") => &super::rbac::RoleBindingStrategy,
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding") => {
+            &super::rbac::ClusterRoleBindingStrategy
+        }
         ("rbac.authorization.k8s.io", _) => &PathSegmentNames,
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
             &crate::apiextensions::crd::CrdStrategy

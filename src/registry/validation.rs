@@ -12,6 +12,10 @@ pub enum ErrorType {
     Forbidden,
     TooLong,
     Duplicate,
+    /// upstream's `field.TooMany` (FieldValueTooMany).
+    TooMany,
+    /// upstream's `field.TypeInvalid` (FieldValueTypeInvalid), printed like Invalid.
+    TypeInvalid,
 }
 
 /// One field's problem.
@@ -102,6 +106,29 @@ impl FieldError {
         }
     }
 
+    /// upstream's `field.TooMany`: a list (or map) with more entries than allowed.
+    pub fn too_many(field: impl Into<String>, actual: usize, max: usize) -> Self {
+        FieldError {
+            kind: ErrorType::TooMany,
+            field: field.into(),
+            value: Some(Value::from(actual)),
+            detail: format!(
+                "must have at most {max} {}",
+                if max == 1 { "item" } else { "items" }
+            ),
+        }
+    }
+
+    /// upstream's `field.TypeInvalid`: the value is not of the schema's type.
+    pub fn type_invalid(field: impl Into<String>, value: Value, detail: impl Into<String>) -> Self {
+        FieldError {
+            kind: ErrorType::TypeInvalid,
+            field: field.into(),
+            value: Some(value),
+            detail: detail.into(),
+        }
+    }
+
     /// The `message` of the Status cause (without the field).
     pub fn message(&self) -> String {
         let head = match self.kind {
@@ -111,6 +138,8 @@ impl FieldError {
             ErrorType::Forbidden => "Forbidden",
             ErrorType::TooLong => "Too long",
             ErrorType::Duplicate => "Duplicate value",
+            ErrorType::TooMany => "Too many",
+            ErrorType::TypeInvalid => "Invalid value",
         };
         let mut m = head.to_string();
         if let Some(v) = &self.value {
@@ -132,6 +161,8 @@ impl FieldError {
             ErrorType::Forbidden => "FieldValueForbidden",
             ErrorType::TooLong => "FieldValueTooLong",
             ErrorType::Duplicate => "FieldValueDuplicate",
+            ErrorType::TooMany => "FieldValueTooMany",
+            ErrorType::TypeInvalid => "FieldValueTypeInvalid",
         };
         StatusCause {
             reason: Some(reason.into()),

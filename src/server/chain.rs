@@ -124,7 +124,7 @@ impl GenericServer {
         for r in self.routes {
             router = router.route(&r.path, r.handler);
         }
-        let resources = self.resources;
+        let resources = self.resources.map(Arc::new);
         router.fallback(move |req: Request| {
             let resources = resources.clone();
             let delegate = delegate.clone();

@@ -74,11 +74,27 @@ fn write_labels(out: &mut String, l: &RequestLabels, code: Option<u16>) {
 impl Metrics {
     pub fn observe_request(&self, labels: RequestLabels, code: u16, seconds: f64) {
         let mut inner = self.inner.lock();
-        *inner.requests.entry((labels.clone(), code)).or_default() += 1;
-        let h = inner.durations.entry(labels).or_insert_with(|| Histogram {
-            counts: vec![0; DURATION_BUCKETS.len()],
-            ..Default::default()
-        });
+        // The label sets repeat: look up before cloning keys.
+        let key = (labels, code);
+        match inner.requests.get_mut(&key) {
+            Some(n) => *n += 1,
+            None => {
+                inner.requests.insert(key.clone(), 1);
+            }
+        }
+        let labels = key.0;
+        if !inner.durations.contains_key(&labels) {
+            inner.durations.insert(
+                labels.clone(),
+                Histogram {
+                    counts: vec![0; DURATION_BUCKETS.len()],
+                    ..Default::default()
+                },
+            );
+        }
+        let Some(h) = inner.durations.get_mut(&labels) else {
+            return;
+        };
         for (i, b) in DURATION_BUCKETS.iter().enumerate() {
             if seconds <= *b {
                 h.counts[i] += 1;

@@ -53,12 +53,7 @@ const NAMESPACES: &[&str] = &[
 
 /// Functions upstream has but the interpreter here lacks: accepted at
 /// compile time (so the CRD is not rejected), an error when evaluated.
-const UPSTREAM_ONLY: &[&str] = &[
-    "sortBy",
-    "transformList",
-    "transformMap",
-    "transformMapEntry",
-];
+const UPSTREAM_ONLY: &[&str] = &["transformMap", "transformMapEntry"];
 
 struct Checker<'a> {
     loc: Locator,
@@ -105,7 +100,10 @@ impl Checker<'_> {
                 Some(t) => t,
                 None => {
                     let off = self.loc.ident(name);
-                    self.err(off, format!("undeclared reference to '{name}' (in container '')"))
+                    self.err(
+                        off,
+                        format!("undeclared reference to '{name}' (in container '')"),
+                    )
                 }
             },
             Expr::Select(s) => {
@@ -135,6 +133,9 @@ impl Checker<'_> {
                             t = *inner;
                         }
                     }
+                    if let Some(prev) = &elem {
+                        self.homogeneous(prev, &t);
+                    }
                     elem = Some(match elem {
                         None => t,
                         Some(prev) => Ty::join(&prev, &t),
@@ -154,6 +155,11 @@ impl Checker<'_> {
                                 vt = *inner;
                             }
                         }
+                        if let (Some(pk), Some(pv)) = (&k, &v) {
+                            let (pk, pv) = (pk.clone(), pv.clone());
+                            self.homogeneous(&pk, &kt);
+                            self.homogeneous(&pv, &vt);
+                        }
                         k = Some(k.map(|p| Ty::join(&p, &kt)).unwrap_or(kt));
                         v = Some(v.map(|p| Ty::join(&p, &vt)).unwrap_or(vt));
                     }
@@ -165,7 +171,13 @@ impl Checker<'_> {
             }
             Expr::Struct(s) => {
                 let off = self.loc.ident(&s.type_name);
-                self.err(off, format!("undeclared reference to '{}' (in container '')", s.type_name))
+                self.err(
+                    off,
+                    format!(
+                        "undeclared reference to '{}' (in container '')",
+                        s.type_name
+                    ),
+                )
             }
             Expr::Comprehension(c) => {
                 let range = self.expr(&c.iter_range);
@@ -208,6 +220,18 @@ impl Checker<'_> {
                 result
             }
             Expr::Unspecified => Ty::Dyn,
+        }
+    }
+
+    /// Aggregate literals hold one type (cel-go's HomogeneousAggregateLiterals).
+    fn homogeneous(&mut self, first: &Ty, t: &Ty) {
+        if first.is_scalar() && t.is_scalar() && first != t && *first != Ty::Null && *t != Ty::Null
+        {
+            let off = self.loc.op("[");
+            self.err(
+                off,
+                format!("expected type '{}' but found '{}'", first.name(), t.name()),
+            );
         }
     }
 
@@ -390,7 +414,7 @@ impl Checker<'_> {
                 };
                 return if opt { Ty::Opt(Box::new(r)) } else { r };
             }
-            ("_?._", 2) => {
+            (super::env::OPT_SELECT, 2) => {
                 let a = self.expr(&args[0]);
                 let field = match &args[1].expr {
                     Expr::Literal(LiteralValue::String(s)) => s.inner().to_string(),
@@ -431,8 +455,7 @@ impl Checker<'_> {
         // Macros cel-go has and the parser here leaves as calls: their first
         // arguments are variable names, not references.
         let binders = match (name, args.len(), target.is_some()) {
-            ("all" | "exists" | "existsOne" | "exists_one" | "transformList" | "transformMap", 3..=4, true) => 2,
-            ("sortBy", 2, true) => 1,
+            ("transformMap" | "transformMapEntry", 3..=4, true) => 2,
             _ => 0,
         };
         if binders > 0 {
@@ -449,20 +472,20 @@ impl Checker<'_> {
                 self.expr(a);
             }
             self.scopes.truncate(depth);
-            return match name {
-                "all" | "exists" | "existsOne" | "exists_one" => Ty::Bool,
-                "sortBy" | "transformList" => Ty::List(Box::new(Ty::Dyn)),
-                _ => Ty::Dyn,
-            };
+            return Ty::Map(Box::new(Ty::Dyn), Box::new(Ty::Dyn));
         }
 
         let recv = target.map(|t| self.expr(t));
         let arg_tys: Vec<Ty> = args.iter().map(|a| self.expr(a)).collect();
+        self.check_literal_args(name, target.is_some(), args);
         match function(name, recv.as_ref(), &arg_tys) {
             Ok(t) => t,
             Err(CallErr::Undeclared) => {
                 let off = self.loc.call(name);
-                self.err(off, format!("undeclared reference to '{name}' (in container '')"))
+                self.err(
+                    off,
+                    format!("undeclared reference to '{name}' (in container '')"),
+                )
             }
             Err(CallErr::NoOverload) => {
                 let off = self.loc.call(name);
@@ -473,6 +496,53 @@ impl Checker<'_> {
                 all.extend(arg_tys);
                 self.no_overload(off, name, &all, target.is_some())
             }
+        }
+    }
+
+    /// cel-go's AST validators for literal arguments (regexes, durations,
+    /// timestamps), run by evaluating the literal here.
+    fn check_literal_args(&mut self, name: &str, member: bool, args: &[Expression]) {
+        let (arg, what) = match (name, member) {
+            ("matches", true) => (args.first(), "matches"),
+            ("matches", false) => (args.get(1), "matches"),
+            ("duration", false) => (args.first(), "duration"),
+            ("timestamp", false) => (args.first(), "timestamp"),
+            _ => return,
+        };
+        let Some(
+            arg @ Expression {
+                expr: Expr::Literal(LiteralValue::String(_)),
+                ..
+            },
+        ) = arg
+        else {
+            return;
+        };
+        let probe = if what == "matches" {
+            Expression {
+                id: 0,
+                expr: Expr::Call(kube_cel::cel::common::ast::CallExpr {
+                    func_name: "matches".into(),
+                    target: Some(Box::new(Expression {
+                        id: 0,
+                        expr: Expr::Literal(LiteralValue::String(String::new().into())),
+                    })),
+                    args: vec![arg.clone()],
+                }),
+            }
+        } else {
+            Expression {
+                id: 0,
+                expr: Expr::Call(kube_cel::cel::common::ast::CallExpr {
+                    func_name: what.into(),
+                    target: None,
+                    args: vec![arg.clone()],
+                }),
+            }
+        };
+        if super::env::eval_constant(&probe).is_err() {
+            let off = self.loc.call_arg(name);
+            self.err(off, format!("invalid {what} argument"));
         }
     }
 
@@ -487,13 +557,7 @@ impl Checker<'_> {
             }
         }
         sig.push('(');
-        sig.push_str(
-            &rest
-                .iter()
-                .map(Ty::name)
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
+        sig.push_str(&rest.iter().map(Ty::name).collect::<Vec<_>>().join(", "));
         sig.push(')');
         self.err(
             off,
@@ -566,7 +630,9 @@ fn function(name: &str, recv: Option<&Ty>, args: &[Ty]) -> Result<Ty, CallErr> {
     };
     match name {
         "size" => match r {
-            Ty::String | Ty::Bytes | Ty::List(_) | Ty::Map(..) | Ty::Dyn | Ty::Ext(_) => Ok(Ty::Int),
+            Ty::String | Ty::Bytes | Ty::List(_) | Ty::Map(..) | Ty::Dyn | Ty::Ext(_) => {
+                Ok(Ty::Int)
+            }
             _ => bad,
         },
         "contains" | "startsWith" | "endsWith" | "matches" => string_method(Ty::Bool, true),
@@ -603,10 +669,11 @@ fn function(name: &str, recv: Option<&Ty>, args: &[Ty]) -> Result<Ty, CallErr> {
             Ty::Opt(t) => *t,
             _ => Ty::Dyn,
         }),
-        "orValue" => Ok(match (r, args.first()) {
-            (Ty::Opt(t), Some(a)) => Ty::join(&t, a),
-            _ => Ty::Dyn,
-        }),
+        "orValue" => match (r, args.first()) {
+            (Ty::Opt(t), Some(a)) if !Ty::comparable(&t, a) => bad,
+            (Ty::Opt(t), Some(a)) => Ok(Ty::join(&t, a)),
+            _ => Ok(Ty::Dyn),
+        },
         "or" => Ok(r),
         "getFullYear" | "getMonth" | "getDayOfYear" | "getDayOfMonth" | "getDate"
         | "getDayOfWeek" | "getHours" | "getMinutes" | "getSeconds" | "getMilliseconds" => {
@@ -632,10 +699,25 @@ fn function(name: &str, recv: Option<&Ty>, args: &[Ty]) -> Result<Ty, CallErr> {
         "ip" => Ok(Ty::Ext("net.IP")),
         "cidr" => Ok(Ty::Ext("net.CIDR")),
         "semver" => Ok(Ty::Ext("kubernetes.Semver")),
-        "isQuantity" | "isURL" | "isIP" | "isCIDR" | "isSemver" | "isInteger"
-        | "isGreaterThan" | "isLessThan" | "isUnspecified" | "isLoopback"
-        | "isLinkLocalMulticast" | "isLinkLocalUnicast" | "isGlobalUnicast" | "containsIP"
-        | "containsCIDR" | "isIPv4" | "isIPv6" | "isCIDRv4" | "isCIDRv6" => Ok(Ty::Bool),
+        "isQuantity"
+        | "isURL"
+        | "isIP"
+        | "isCIDR"
+        | "isSemver"
+        | "isInteger"
+        | "isGreaterThan"
+        | "isLessThan"
+        | "isUnspecified"
+        | "isLoopback"
+        | "isLinkLocalMulticast"
+        | "isLinkLocalUnicast"
+        | "isGlobalUnicast"
+        | "containsIP"
+        | "containsCIDR"
+        | "isIPv4"
+        | "isIPv6"
+        | "isCIDRv4"
+        | "isCIDRv6" => Ok(Ty::Bool),
         "asInteger" | "sign" | "compareTo" | "family" | "prefixLength" | "major" | "minor"
         | "patch" => Ok(Ty::Int),
         "asApproximateFloat" => Ok(Ty::Double),
@@ -647,7 +729,11 @@ fn function(name: &str, recv: Option<&Ty>, args: &[Ty]) -> Result<Ty, CallErr> {
             Box::new(Ty::List(Box::new(Ty::String))),
         )),
         "validate" => Ok(Ty::Opt(Box::new(Ty::List(Box::new(Ty::String))))),
+        super::env::TICK => Ok(args.first().cloned().unwrap_or(Ty::Dyn)),
+        super::env::PAIRS => Ok(Ty::List(Box::new(Ty::List(Box::new(Ty::Dyn))))),
+        super::env::SORT_BY => Ok(args.first().cloned().unwrap_or(Ty::Dyn)),
         n if UPSTREAM_ONLY.contains(&n) => Ok(Ty::Dyn),
+        n if n.contains('.') && recv.is_none() => namespaced(n, args).ok_or(CallErr::Undeclared),
         _ => Err(CallErr::Undeclared),
     }
 }
@@ -657,9 +743,11 @@ fn function(name: &str, recv: Option<&Ty>, args: &[Ty]) -> Result<Ty, CallErr> {
 
 /// Finds where in the source a construct is, for error positions. The parser
 /// keeps no positions for a successful parse, so this searches the text
-/// (with string literals blanked out) for the first matching token.
+/// (with string literals blanked out) for the first matching token not
+/// already blamed for an earlier error.
 struct Locator {
     masked: Vec<u8>,
+    used: Vec<usize>,
 }
 
 fn is_ident_byte(b: u8) -> bool {
@@ -689,7 +777,25 @@ impl Locator {
                 i += 1;
             }
         }
-        Locator { masked }
+        Locator {
+            masked,
+            used: Vec::new(),
+        }
+    }
+
+    /// The first candidate offset not used yet (else the first, else 0).
+    fn pick(&mut self, candidates: impl Iterator<Item = usize>) -> usize {
+        let mut first = None;
+        for c in candidates {
+            if first.is_none() {
+                first = Some(c);
+            }
+            if !self.used.contains(&c) {
+                self.used.push(c);
+                return c;
+            }
+        }
+        first.unwrap_or(0)
     }
 
     fn word_at(&self, i: usize, w: &[u8]) -> bool {
@@ -710,85 +816,102 @@ impl Locator {
             .copied()
     }
 
-    fn next_non_space(&self, i: usize) -> Option<u8> {
-        self.masked[i..]
-            .iter()
-            .find(|b| !b.is_ascii_whitespace())
-            .copied()
+    fn next_non_space_at(&self, i: usize) -> Option<usize> {
+        (i..self.masked.len()).find(|&j| !self.masked[j].is_ascii_whitespace())
     }
 
-    fn ident(&self, name: &str) -> usize {
-        let w = name.as_bytes();
-        (0..self.masked.len())
-            .find(|&i| {
-                self.word_at(i, w)
-                    && !matches!(self.prev_non_space(i), Some(b'.') | Some(b'?'))
+    fn ident(&mut self, name: &str) -> usize {
+        let w = name.as_bytes().to_vec();
+        let c: Vec<usize> = (0..self.masked.len())
+            .filter(|&i| {
+                self.word_at(i, &w) && !matches!(self.prev_non_space(i), Some(b'.') | Some(b'?'))
             })
-            .unwrap_or(0)
+            .collect();
+        self.pick(c.into_iter())
     }
 
     /// The `.` of a selection `.field` (not a call `.field(`).
-    fn select(&self, field: &str) -> usize {
-        let w = field.as_bytes();
+    fn select(&mut self, field: &str) -> usize {
+        let w = field.as_bytes().to_vec();
+        let mut c = Vec::new();
         for i in 0..self.masked.len() {
-            if self.word_at(i, w) && self.next_non_space(i + w.len()) != Some(b'(') {
+            let next = self.next_non_space_at(i + w.len()).map(|j| self.masked[j]);
+            if self.word_at(i, &w) && next != Some(b'(') {
                 let mut j = i;
-                while j > 0 && (self.masked[j - 1].is_ascii_whitespace() || self.masked[j - 1] == b'?')
+                while j > 0
+                    && (self.masked[j - 1].is_ascii_whitespace() || self.masked[j - 1] == b'?')
                 {
                     j -= 1;
                 }
                 if j > 0 && self.masked[j - 1] == b'.' {
-                    return j - 1;
+                    c.push(j - 1);
                 }
             }
         }
-        0
+        self.pick(c.into_iter())
     }
 
     /// The `(` of a call to `name`.
-    fn call(&self, name: &str) -> usize {
-        let w = name.as_bytes();
+    fn call(&mut self, name: &str) -> usize {
+        let w = name.as_bytes().to_vec();
+        let mut c = Vec::new();
         for i in 0..self.masked.len() {
-            if self.word_at(i, w) {
-                let mut j = i + w.len();
-                while j < self.masked.len() && self.masked[j].is_ascii_whitespace() {
-                    j += 1;
-                }
-                if self.masked.get(j) == Some(&b'(') {
-                    return j;
+            if self.word_at(i, &w) {
+                if let Some(j) = self.next_non_space_at(i + w.len()) {
+                    if self.masked[j] == b'(' {
+                        c.push(j);
+                    }
                 }
             }
         }
-        0
+        self.pick(c.into_iter())
+    }
+
+    /// The first argument of a call to `name` (for literal checks).
+    fn call_arg(&mut self, name: &str) -> usize {
+        let paren = self.call(name);
+        self.next_non_space_at(paren + 1).unwrap_or(paren)
     }
 
     fn first_call_paren(&self) -> usize {
         self.masked.iter().position(|b| *b == b'(').unwrap_or(0)
     }
 
-    fn op(&self, op: &str) -> usize {
-        let w = op.as_bytes();
-        if op == "in" {
-            return (0..self.masked.len())
-                .find(|&i| self.word_at(i, w))
-                .unwrap_or(0);
-        }
+    fn op(&mut self, op: &str) -> usize {
+        let w = op.as_bytes().to_vec();
+        let mut c = Vec::new();
         for i in 0..self.masked.len() {
-            if !self.masked[i..].starts_with(w) {
+            if op == "in" {
+                if self.word_at(i, &w) {
+                    c.push(i);
+                }
+                continue;
+            }
+            if !self.masked[i..].starts_with(&w) {
                 continue;
             }
             let next = self.masked.get(i + w.len()).copied();
-            let prev = if i > 0 { Some(self.masked[i - 1]) } else { None };
+            let prev = if i > 0 {
+                Some(self.masked[i - 1])
+            } else {
+                None
+            };
             let ok = match op {
-                "<" | ">" | "!" => next != Some(b'='),
+                "<" | ">" => next != Some(b'=') && prev != Some(b'-'),
+                "!" => next != Some(b'='),
                 "?" => prev != Some(b'.') && next != Some(b'.'),
-                "-" => true,
+                "==" => {
+                    prev != Some(b'!')
+                        && prev != Some(b'<')
+                        && prev != Some(b'>')
+                        && prev != Some(b'=')
+                }
                 _ => true,
             };
             if ok {
-                return i;
+                c.push(i);
             }
         }
-        0
+        self.pick(c.into_iter())
     }
 }

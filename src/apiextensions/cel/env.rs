@@ -8,6 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
 use kube_cel::cel::common::ast::{CallExpr, ComprehensionExpr, EntryExpr, Expr, LiteralValue};
+use kube_cel::cel::extractors::Arguments;
 use kube_cel::cel::objects::{Key, Map as CelMap, Opaque};
 use kube_cel::cel::parser::{Expression, ParseErrors, Parser};
 use kube_cel::cel::{Context, ExecutionError, Value as Cel};
@@ -18,6 +19,8 @@ pub(crate) struct Parsed {
     pub expr: Expression,
     /// Whether `oldSelf` is referenced (outside a comprehension that shadows it).
     pub uses_old_self: bool,
+    /// False for expressions the interpreter cannot evaluate (struct literals).
+    evaluable: bool,
 }
 
 /// Parses with upstream's syntax, or returns cel-go's rendering of the
@@ -41,17 +44,18 @@ pub(crate) fn parse(src: &str) -> Arc<Result<Parsed, String>> {
 
 fn parse_uncached(src: &str) -> Result<Parsed, String> {
     let result = catch_unwind(AssertUnwindSafe(|| {
-        Parser::new()
-            .enable_optional_syntax(true)
-            .parse(src)
+        Parser::new().enable_optional_syntax(true).parse(src)
     }));
     match result {
         Ok(Ok(mut expr)) => {
             rewrite(&mut expr);
+            instrument(&mut expr);
             let uses_old_self = references(&expr, "oldSelf");
+            let evaluable = !unsupported(&expr);
             Ok(Parsed {
                 expr,
                 uses_old_self,
+                evaluable,
             })
         }
         Ok(Err(errs)) => Err(render_parse_errors(src, &errs)),
@@ -62,6 +66,13 @@ fn parse_uncached(src: &str) -> Result<Parsed, String> {
 fn render_parse_errors(src: &str, errs: &ParseErrors) -> String {
     let mut out = Vec::new();
     for e in &errs.errors {
+        if e.msg == "invalid argument to has() macro" {
+            // cel-go reports macro errors at the call's parenthesis.
+            if let Some(off) = src.find("has(").or_else(|| src.find("has")) {
+                out.push(render_error(src, off + 3, &e.msg));
+                continue;
+            }
+        }
         let (line, col) = e.pos;
         let line = line.max(1) as usize;
         let col = (col.max(1) as usize) - 1;
@@ -128,6 +139,174 @@ fn call(name: &str, target: Option<Expression>, args: Vec<Expression>) -> Expres
     }
 }
 
+fn lit_bool(b: bool) -> Expression {
+    Expression {
+        id: 0,
+        expr: Expr::Literal(LiteralValue::Boolean(b.into())),
+    }
+}
+
+fn lit_int(i: i64) -> Expression {
+    Expression {
+        id: 0,
+        expr: Expr::Literal(LiteralValue::Int(i.into())),
+    }
+}
+
+fn list_of(elements: Vec<Expression>) -> Expression {
+    Expression {
+        id: 0,
+        expr: Expr::List(kube_cel::cel::common::ast::ListExpr::new(elements)),
+    }
+}
+
+/// A comprehension over `range` binding `iter`, as the standard macros expand.
+fn comprehension(
+    range: Expression,
+    iter: &str,
+    init: Expression,
+    cond: Expression,
+    step: Expression,
+    result: Expression,
+) -> Expression {
+    Expression {
+        id: 0,
+        expr: Expr::Comprehension(Box::new(ComprehensionExpr {
+            iter_range: range,
+            iter_var: iter.to_string(),
+            iter_var2: None,
+            accu_var: ACCU.to_string(),
+            accu_init: init,
+            loop_cond: cond,
+            loop_step: step,
+            result,
+        })),
+    }
+}
+
+const ACCU: &str = "@result";
+
+/// Pairs `[index or key, value]` of a list or map: how the two-variable
+/// comprehensions iterate here.
+pub(crate) const PAIRS: &str = "@pairs";
+
+/// `lists.@sortByAssociatedKeys`: sorts a list by a parallel list of keys.
+pub(crate) const SORT_BY: &str = "@sort_by";
+
+fn pairs(Arguments(args): Arguments) -> Result<Cel, ExecutionError> {
+    let out: Vec<Cel> = match args.first() {
+        Some(Cel::List(l)) => l
+            .iter()
+            .enumerate()
+            .map(|(i, v)| Cel::List(Arc::new(vec![Cel::Int(i as i64), v.clone()])))
+            .collect(),
+        Some(Cel::Map(m)) => m
+            .map
+            .iter()
+            .map(|(k, v)| Cel::List(Arc::new(vec![Cel::from(k.clone()), v.clone()])))
+            .collect(),
+        _ => return Err(ExecutionError::NoSuchOverload),
+    };
+    Ok(Cel::List(Arc::new(out)))
+}
+
+fn sort_by(Arguments(args): Arguments) -> Result<Cel, ExecutionError> {
+    let (Some(Cel::List(list)), Some(Cel::List(keys))) = (args.first(), args.get(1)) else {
+        return Err(ExecutionError::NoSuchOverload);
+    };
+    let mut idx: Vec<usize> = (0..list.len().min(keys.len())).collect();
+    let mut incomparable = false;
+    idx.sort_by(|a, b| {
+        keys[*a].partial_cmp(&keys[*b]).unwrap_or_else(|| {
+            incomparable = true;
+            std::cmp::Ordering::Equal
+        })
+    });
+    if incomparable {
+        return Err(ExecutionError::NoSuchOverload);
+    }
+    Ok(Cel::List(Arc::new(
+        idx.into_iter().map(|i| list[i].clone()).collect(),
+    )))
+}
+
+/// The two-variable comprehensions (`all(i, v, p)`, `exists`, `existsOne`,
+/// `transformList`) over the pairs of the range.
+fn two_var(
+    kind: &str,
+    range: Expression,
+    i: String,
+    v: String,
+    args: Vec<Expression>,
+) -> Option<Expression> {
+    let pair = "#pair";
+    let with_vars = |e: Expression| {
+        let key = call("_[_]", None, vec![ident(pair), lit_int(0)]);
+        let val = call("_[_]", None, vec![ident(pair), lit_int(1)]);
+        bind(i.clone(), key, bind(v.clone(), val, e))
+    };
+    let range = call(PAIRS, None, vec![range]);
+    let accu = || ident(ACCU);
+    let mut args = args.into_iter();
+    Some(match kind {
+        "all" => {
+            let p = with_vars(args.next()?);
+            comprehension(
+                range,
+                pair,
+                lit_bool(true),
+                call("@not_strictly_false", None, vec![accu()]),
+                call("_&&_", None, vec![accu(), p]),
+                accu(),
+            )
+        }
+        "exists" => {
+            let p = with_vars(args.next()?);
+            comprehension(
+                range,
+                pair,
+                lit_bool(false),
+                call(
+                    "@not_strictly_false",
+                    None,
+                    vec![call("!_", None, vec![accu()])],
+                ),
+                call("_||_", None, vec![accu(), p]),
+                accu(),
+            )
+        }
+        "existsOne" | "exists_one" => {
+            let p = with_vars(args.next()?);
+            comprehension(
+                range,
+                pair,
+                lit_int(0),
+                lit_bool(true),
+                call(
+                    "_?_:_",
+                    None,
+                    vec![p, call("_+_", None, vec![accu(), lit_int(1)]), accu()],
+                ),
+                call("_==_", None, vec![accu(), lit_int(1)]),
+            )
+        }
+        "transformList" => {
+            let first = args.next()?;
+            let (filter, e) = match args.next() {
+                Some(e) => (Some(with_vars(first)), with_vars(e)),
+                None => (None, with_vars(first)),
+            };
+            let append = call("_+_", None, vec![accu(), list_of(vec![e])]);
+            let step = match filter {
+                Some(f) => call("_?_:_", None, vec![f, append, accu()]),
+                None => append,
+            };
+            comprehension(range, pair, list_of(vec![]), lit_bool(true), step, accu())
+        }
+        _ => return None,
+    })
+}
+
 /// `cel.bind(v, init, body)` as cel-go expands it: a comprehension over an
 /// empty list whose accumulator is `v`.
 fn bind(var: String, init: Expression, body: Expression) -> Expression {
@@ -152,7 +331,35 @@ fn bind(var: String, init: Expression, body: Expression) -> Expression {
     }
 }
 
-/// Expands the macros the `cel` crate lacks: `cel.bind`, `optMap`, `optFlatMap`.
+/// The function `x.?f` is rewritten to (the interpreter's own nests
+/// optionals and fails on absent fields).
+pub(crate) const OPT_SELECT: &str = "@opt_select";
+
+fn opt_select(Arguments(args): Arguments) -> Result<Cel, ExecutionError> {
+    use kube_cel::cel::objects::OptionalValue;
+    let (Some(x), Some(Cel::String(field))) = (args.first(), args.get(1)) else {
+        return Err(ExecutionError::NoSuchOverload);
+    };
+    let base = match x {
+        Cel::Opaque(o) if o.runtime_type_name() == "optional_type" => {
+            match o
+                .downcast_ref::<OptionalValue>()
+                .and_then(OptionalValue::value)
+            {
+                Some(v) => v.clone(),
+                None => return Ok(optional(None)),
+            }
+        }
+        other => other.clone(),
+    };
+    match base {
+        Cel::Map(m) => Ok(optional(m.get(&Key::from(field.as_str())).cloned())),
+        _ => Err(ExecutionError::NoSuchOverload),
+    }
+}
+
+/// Expands the macros the `cel` crate lacks (`cel.bind`, `optMap`,
+/// `optFlatMap`) and swaps in a working optional selection.
 fn rewrite(e: &mut Expression) {
     match &mut e.expr {
         Expr::Call(c) => {
@@ -162,9 +369,7 @@ fn rewrite(e: &mut Expression) {
             for a in c.args.iter_mut() {
                 rewrite(a);
             }
-            let target_is = |name: &str| {
-                matches!(c.target.as_deref(), Some(Expression { expr: Expr::Ident(n), .. }) if n == name)
-            };
+            let target_is = |name: &str| matches!(c.target.as_deref(), Some(Expression { expr: Expr::Ident(n), .. }) if n == name);
             let first_ident = match c.args.first() {
                 Some(Expression {
                     expr: Expr::Ident(v),
@@ -172,7 +377,51 @@ fn rewrite(e: &mut Expression) {
                 }) => Some(v.clone()),
                 _ => None,
             };
-            if c.func_name == "bind" && target_is("cel") && c.args.len() == 3 {
+            let second_ident = match c.args.get(1) {
+                Some(Expression {
+                    expr: Expr::Ident(v),
+                    ..
+                }) => Some(v.clone()),
+                _ => None,
+            };
+            if c.func_name == "_?._" && c.args.len() == 2 {
+                c.func_name = OPT_SELECT.to_string();
+            } else if matches!(
+                c.func_name.as_str(),
+                "all" | "exists" | "existsOne" | "exists_one" | "transformList"
+            ) && (c.args.len() == 3
+                || (c.func_name == "transformList" && c.args.len() == 4))
+                && c.target.is_some()
+                && first_ident.is_some()
+                && second_ident.is_some()
+            {
+                if let (Some(i), Some(v), Some(target)) =
+                    (first_ident, second_ident, c.target.take())
+                {
+                    let rest: Vec<Expression> = c.args.drain(2..).collect();
+                    if let Some(expanded) = two_var(&c.func_name, *target, i, v, rest) {
+                        *e = expanded;
+                    }
+                }
+            } else if c.func_name == "sortBy" && c.args.len() == 2 && c.target.is_some() {
+                if let (Some(var), Some(target)) = (first_ident, c.target.take()) {
+                    let key = c.args.remove(1);
+                    let list = "#sortBy";
+                    let keys = comprehension(
+                        ident(list),
+                        &var,
+                        list_of(vec![]),
+                        lit_bool(true),
+                        call("_+_", None, vec![ident(ACCU), list_of(vec![key])]),
+                        ident(ACCU),
+                    );
+                    *e = bind(
+                        list.to_string(),
+                        *target,
+                        call(SORT_BY, None, vec![ident(list), keys]),
+                    );
+                }
+            } else if c.func_name == "bind" && target_is("cel") && c.args.len() == 3 {
                 if let Some(var) = first_ident {
                     let body = c.args.remove(2);
                     let init = c.args.remove(1);
@@ -236,7 +485,10 @@ pub(crate) fn references(e: &Expression, name: &str) -> bool {
     match &e.expr {
         Expr::Ident(n) => n == name,
         Expr::Call(c) => {
-            c.target.as_deref().map(|t| references(t, name)).unwrap_or(false)
+            c.target
+                .as_deref()
+                .map(|t| references(t, name))
+                .unwrap_or(false)
                 || c.args.iter().any(|a| references(a, name))
         }
         Expr::Comprehension(c) => {
@@ -306,7 +558,16 @@ fn type_value(name: &str) -> Cel {
 
 /// The names of the type identifiers CEL predeclares.
 pub(crate) const TYPE_IDENTS: &[&str] = &[
-    "int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type",
+    "int",
+    "uint",
+    "double",
+    "bool",
+    "string",
+    "bytes",
+    "list",
+    "map",
+    "null_type",
+    "type",
 ];
 
 fn runtime_type_name(v: &Cel) -> String {
@@ -328,12 +589,12 @@ fn runtime_type_name(v: &Cel) -> String {
     }
 }
 
-fn cel_type(v: Cel) -> Cel {
-    type_value(&runtime_type_name(&v))
+fn cel_type(v: Cel) -> Result<Cel, ExecutionError> {
+    Ok(type_value(&runtime_type_name(&v)))
 }
 
-fn cel_dyn(v: Cel) -> Cel {
-    v
+fn cel_dyn(v: Cel) -> Result<Cel, ExecutionError> {
+    Ok(v)
 }
 
 fn cel_bool(v: Cel) -> Result<Cel, ExecutionError> {
@@ -356,6 +617,10 @@ fn base_context() -> Context<'static> {
     ctx.add_function("type", cel_type);
     ctx.add_function("dyn", cel_dyn);
     ctx.add_function("bool", cel_bool);
+    ctx.add_function(OPT_SELECT, opt_select);
+    ctx.add_function(PAIRS, pairs);
+    ctx.add_function(TICK, tick);
+    ctx.add_function(SORT_BY, sort_by);
     for name in TYPE_IDENTS {
         ctx.add_variable_from_value(*name, type_value(name));
     }
@@ -387,14 +652,92 @@ thread_local! {
     static BASE: Context<'static> = base_context();
 }
 
-/// Evaluates `expr` with the given variables bound.
-pub(crate) fn eval(expr: &Expression, vars: &[(&str, Cel)]) -> Result<Cel, ExecutionError> {
-    if unsupported(expr) {
+/// Iterations one rule evaluation may take (upstream's per-call cost limit,
+/// counted in comprehension steps rather than cost units).
+pub(crate) const PER_CALL_LIMIT: u64 = 1_000_000;
+
+/// Iterations all rules of one object may take together (upstream's
+/// runtime cost budget per custom resource).
+pub(crate) const RUNTIME_BUDGET: u64 = 10_000_000;
+
+/// The error a rule stopped by the limits evaluates to, as cel-go words it.
+pub(crate) const COST_EXCEEDED: &str = "operation cancelled: actual cost limit exceeded";
+
+/// The function every comprehension step passes its loop condition through.
+pub(crate) const TICK: &str = "@tick";
+
+thread_local! {
+    static TICKS_LEFT: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+fn tick(v: Cel) -> Result<Cel, ExecutionError> {
+    TICKS_LEFT.with(|t| {
+        let left = t.get();
+        if left == 0 {
+            return Err(ExecutionError::function_error(TICK, COST_EXCEEDED));
+        }
+        t.set(left - 1);
+        Ok(v)
+    })
+}
+
+/// Counts comprehension steps, so that the limits can stop a rule.
+fn instrument(e: &mut Expression) {
+    match &mut e.expr {
+        Expr::Comprehension(c) => {
+            instrument(&mut c.iter_range);
+            instrument(&mut c.accu_init);
+            instrument(&mut c.loop_cond);
+            instrument(&mut c.loop_step);
+            instrument(&mut c.result);
+            let cond = std::mem::take(&mut c.loop_cond);
+            c.loop_cond = call(TICK, None, vec![cond]);
+        }
+        Expr::Call(c) => {
+            if let Some(t) = c.target.as_mut() {
+                instrument(t);
+            }
+            c.args.iter_mut().for_each(instrument);
+        }
+        Expr::List(l) => l.elements.iter_mut().for_each(instrument),
+        Expr::Map(m) => {
+            for en in m.entries.iter_mut() {
+                match &mut en.expr {
+                    EntryExpr::MapEntry(me) => {
+                        instrument(&mut me.key);
+                        instrument(&mut me.value);
+                    }
+                    EntryExpr::StructField(sf) => instrument(&mut sf.value),
+                }
+            }
+        }
+        Expr::Select(s) => instrument(&mut s.operand),
+        Expr::Struct(_) | Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
+
+/// Evaluates a parsed expression with the given variables bound, within
+/// the per-call limit and what is left of `budget` (which it charges).
+pub(crate) fn eval(
+    p: &Parsed,
+    vars: &[(&str, Cel)],
+    budget: &mut u64,
+) -> Result<Cel, ExecutionError> {
+    if !p.evaluable {
         return Err(ExecutionError::function_error(
             "eval",
             "expression not supported by this implementation",
         ));
     }
+    let allowed = PER_CALL_LIMIT.min(*budget);
+    TICKS_LEFT.with(|t| t.set(allowed));
+    let result = eval_expr(&p.expr, vars);
+    let left = TICKS_LEFT.with(|t| t.get());
+    *budget -= allowed - left.min(allowed);
+    result
+}
+
+fn eval_expr(expr: &Expression, vars: &[(&str, Cel)]) -> Result<Cel, ExecutionError> {
     BASE.with(|base| {
         let mut ctx = base.new_inner_scope();
         for (name, v) in vars {
@@ -408,6 +751,14 @@ pub(crate) fn eval(expr: &Expression, vars: &[(&str, Cel)]) -> Result<Cel, Execu
             )),
         }
     })
+}
+
+/// Evaluates a small constant expression (the checker's literal probes).
+pub(crate) fn eval_constant(expr: &Expression) -> Result<Cel, ExecutionError> {
+    if unsupported(expr) {
+        return Err(ExecutionError::NoSuchOverload);
+    }
+    eval_expr(expr, &[])
 }
 
 /// An optional value (`optional.of(v)` / `optional.none()`), as `oldSelf`
@@ -432,7 +783,10 @@ pub(crate) fn runtime_error(e: &ExecutionError) -> (bool, String) {
         E::Overflow(_, Cel::UInt(_), _) => (false, "unsigned integer overflow".into()),
         E::Overflow(..) => (false, "integer overflow".into()),
         E::UndeclaredReference(n) => (false, format!("undeclared reference to '{n}'")),
-        E::FunctionError { message, .. } => (false, message.clone()),
+        E::FunctionError { function, .. } if function == "size" => {
+            (true, "no such overload".into())
+        }
+        E::FunctionError { message, .. } => (false, one_line(message)),
         E::NoSuchOverload
         | E::UnsupportedBinaryOperator(..)
         | E::UnsupportedUnaryOperator(..)
@@ -448,6 +802,27 @@ pub(crate) fn runtime_error(e: &ExecutionError) -> (bool, String) {
         | E::MissingArgumentOrTarget => (true, "no such overload".into()),
         other => (false, other.to_string()),
     }
+}
+
+/// Error texts as one line: the regex crate's multi-line parse errors
+/// become Go's `error parsing regexp: <what>: `<pattern>``.
+fn one_line(message: &str) -> String {
+    if !message.contains('\n') {
+        return message.to_string();
+    }
+    if let Some(pattern) = message
+        .strip_prefix('\'')
+        .and_then(|m| m.split_once("' not a valid regex"))
+        .map(|(p, _)| p)
+    {
+        let what = message
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix("error: "))
+            .unwrap_or("invalid regular expression");
+        return format!("error parsing regexp: {what}: `{pattern}`");
+    }
+    message.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn scalar(v: &Cel) -> String {

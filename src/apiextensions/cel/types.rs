@@ -110,9 +110,7 @@ impl Ty {
             (Ty::List(x), Ty::List(y)) => Ty::comparable(x, y),
             (Ty::Map(k1, v1), Ty::Map(k2, v2)) => Ty::comparable(k1, k2) && Ty::comparable(v1, v2),
             (Ty::Opt(x), Ty::Opt(y)) => Ty::comparable(x, y),
-            (Ty::Null, Ty::Object(_) | Ty::Opt(_)) | (Ty::Object(_) | Ty::Opt(_), Ty::Null) => {
-                true
-            }
+            (Ty::Null, Ty::Object(_) | Ty::Opt(_)) | (Ty::Object(_) | Ty::Opt(_), Ty::Null) => true,
             (Ty::Object(_), Ty::Object(_)) => true,
             (x, y) if x.is_scalar() && y.is_scalar() => x == y,
             (Ty::List(_), y) | (y, Ty::List(_)) => !y.is_scalar() && !matches!(y, Ty::Map(..)),
@@ -135,10 +133,6 @@ fn flag(s: &Value, key: &str) -> bool {
 
 pub(crate) fn is_int_or_string(s: &Value) -> bool {
     flag(s, "x-kubernetes-int-or-string")
-}
-
-pub(crate) fn preserves_unknown(s: &Value) -> bool {
-    flag(s, "x-kubernetes-preserve-unknown-fields")
 }
 
 pub(crate) fn is_embedded(s: &Value) -> bool {
@@ -204,9 +198,13 @@ pub(crate) fn with_type_and_object_meta(s: &Value) -> Cow<'_, Value> {
             .get("metadata")
             .filter(|m| ty_of(m) == "object")
             .and_then(properties)
-            .map(|mp| prop_has_type(mp, "name", "string") && prop_has_type(mp, "generateName", "string"))
+            .map(|mp| {
+                prop_has_type(mp, "name", "string") && prop_has_type(mp, "generateName", "string")
+            })
             .unwrap_or(false);
-        if meta_ok && prop_has_type(props, "kind", "string") && prop_has_type(props, "apiVersion", "string")
+        if meta_ok
+            && prop_has_type(props, "kind", "string")
+            && prop_has_type(props, "apiVersion", "string")
         {
             return Cow::Borrowed(s);
         }
@@ -256,7 +254,9 @@ pub(crate) fn decl_type(s: &Value, is_resource_root: bool) -> Option<Ty> {
             let mut fields = BTreeMap::new();
             if let Some(props) = properties(s) {
                 for (name, prop) in props {
-                    if let (Some(t), Some(escaped)) = (decl_type(prop, is_embedded(prop)), escape(name)) {
+                    if let (Some(t), Some(escaped)) =
+                        (decl_type(prop, is_embedded(prop)), escape(name))
+                    {
                         fields.insert(escaped, t);
                     }
                 }
@@ -280,8 +280,27 @@ pub(crate) fn decl_type(s: &Value, is_resource_root: bool) -> Option<Ty> {
 // Escaping
 
 const RESERVED: &[&str] = &[
-    "true", "false", "null", "in", "as", "break", "const", "continue", "else", "for", "function",
-    "if", "import", "let", "loop", "package", "namespace", "return", "var", "void", "while",
+    "true",
+    "false",
+    "null",
+    "in",
+    "as",
+    "break",
+    "const",
+    "continue",
+    "else",
+    "for",
+    "function",
+    "if",
+    "import",
+    "let",
+    "loop",
+    "package",
+    "namespace",
+    "return",
+    "var",
+    "void",
+    "while",
 ];
 
 /// Upstream's `cel.Escape`: the CEL identifier a property is accessed by, or

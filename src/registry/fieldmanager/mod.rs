@@ -18,7 +18,7 @@
 //! | `FieldManager` (decode from the request or the live object, `managedFields: []` resets) | [`update_in`], [`apply_in`] |
 //! | `skipNonAppliedManager` (updates of untracked objects stay untracked; the first apply gives existing fields to `before-first-apply`) | same |
 //! | `capManagersManager` (at most 10 update entries; older ones merge into `ancient-changes`) | `cap_update_managers` |
-//! | `buildManagerInfoManager` (an entry per manager, operation, subresource, and apiVersion for updates) | [`managed::ManagerId`] |
+//! | `buildManagerInfoManager` (an entry per manager, operation, subresource, and apiVersion for updates) | `managed::ManagerId` |
 //! | `managedFieldsUpdater` (times only move when the manager took fields) | `record_update`, [`apply_in`] |
 //! | `stripMetaManager` (`apiVersion`, `kind`, `metadata.name` ... never owned) | [`strip_meta`] |
 //! | `structuredMergeManager` + reset fields (`status` for the main resource, everything but `status` for `/status`) | [`Scope`] |
@@ -315,10 +315,9 @@ fn cap_update_managers(managed: &mut Managed) {
         };
         let time = managed.times.get(&id).cloned().flatten();
         let bucket = ManagerId::new(ANCIENT_CHANGES, Operation::Update, &vs.api_version, "");
-        if id == bucket {
-            continue;
-        }
         match first_of_version.get(&vs.api_version) {
+            // (Upstream would merge the bucket into itself and drop it.)
+            Some(_) if id == bucket => {}
             Some(first) => {
                 if !managed.fields.contains_key(&bucket) {
                     if let Some(s) = managed.fields.remove(first) {
@@ -571,11 +570,13 @@ pub fn apply_in(
         .unwrap_or("")
         .to_string();
 
-    let mut live_obj = live.cloned().unwrap_or_else(|| zero_object(ty));
+    // A create starts from nothing (upstream's empty Go object adds only
+    // zero values, and no manager owns anything yet).
+    let mut live_obj = live.cloned().unwrap_or_else(|| Value::Object(Map::new()));
     let mut managed = Managed::of(&live_obj)
         .map_err(|e| ApplyError::Internal(format!("failed to decode managed fields: {e}")))?;
     remove_managed_fields(&mut live_obj);
-    if managed.fields.is_empty() {
+    if managed.fields.is_empty() && live.is_some() {
         managed = record_update(
             scope,
             &zero_object(ty),

@@ -1,0 +1,277 @@
+//! CustomResourceDefinitions end to end: defined, served within a second,
+//! used with kubectl and the kube crate's derive, and deleted with their objects.
+
+mod common;
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use common::{run, runtime, Kapi};
+use kube::CustomResourceExt;
+use serde::{Deserialize, Serialize};
+
+fn kubectl_stdin(k: &Kapi, args: &[&str], input: &str) -> (bool, String, String) {
+    let mut child = k
+        .kubectl()
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("wait");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const CRONTAB_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: crontabs.stable.example.com
+spec:
+  group: stable.example.com
+  scope: Namespaced
+  names: {plural: crontabs, singular: crontab, kind: CronTab, shortNames: [ct], categories: [all]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              cronSpec: {type: string}
+              image: {type: string}
+              replicas: {type: integer}
+          status:
+            type: object
+            properties:
+              replicas: {type: integer}
+    subresources:
+      status: {}
+      scale: {specReplicasPath: .spec.replicas, statusReplicasPath: .status.replicas}
+    additionalPrinterColumns:
+    - {name: Spec, type: string, jsonPath: .spec.cronSpec}
+    - {name: Replicas, type: integer, jsonPath: .spec.replicas}
+"#;
+
+fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> Duration {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < limit,
+            "condition not met within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    start.elapsed()
+}
+
+#[test]
+fn a_crd_is_served_within_a_second_and_removed_with_its_objects() {
+    let k = Kapi::start(&[]);
+    let (ok, _, err) = kubectl_stdin(&k, &["create", "-f", "-"], CRONTAB_CRD);
+    assert!(ok, "{err}");
+    let took = wait_until(Duration::from_secs(5), || {
+        run(k.kubectl().args(["get", "crontabs"])).0
+    });
+    assert!(took < Duration::from_secs(1), "served after {took:?}");
+    let (ok, out, err) =
+        run(k
+            .kubectl()
+            .args(["get", "crd", "crontabs.stable.example.com", "-o", "json"]));
+    assert!(ok, "{err}");
+    let crd: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let conds = crd["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for (ty, reason) in [
+        ("NamesAccepted", "NoConflicts"),
+        ("Established", "InitialNamesAccepted"),
+    ] {
+        let c = conds
+            .iter()
+            .find(|c| c["type"] == ty)
+            .unwrap_or_else(|| panic!("{ty} missing: {conds:?}"));
+        assert_eq!(
+            (c["status"].as_str(), c["reason"].as_str()),
+            (Some("True"), Some(reason))
+        );
+    }
+    assert_eq!(crd["status"]["acceptedNames"]["kind"], "CronTab");
+    assert_eq!(crd["status"]["storedVersions"], serde_json::json!(["v1"]));
+    let (ok, _, err) = kubectl_stdin(
+        &k,
+        &["create", "-f", "-"],
+        "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: c1\nspec:\n  cronSpec: '*/5 * * * *'\n  image: busy\n  replicas: 2\n",
+    );
+    assert!(ok, "{err}");
+    let (ok, out, err) = run(k.kubectl().args(["get", "ct"]));
+    assert!(ok, "{err}");
+    let header: Vec<&str> = out
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .collect();
+    assert_eq!(header, vec!["NAME", "SPEC", "REPLICAS"]);
+    assert!(out.contains("c1") && out.contains("*/5 * * * *"), "{out}");
+    let (ok, _, err) = run(k.kubectl().args(["scale", "crontab", "c1", "--replicas=4"]));
+    assert!(ok, "{err}");
+    let (_, out, _) = run(k
+        .kubectl()
+        .args(["get", "ct", "c1", "-o", "jsonpath={.spec.replicas}"]));
+    assert_eq!(out, "4");
+    let (ok, out, _) = run(k.kubectl().args(["get", "all", "-o", "name"]));
+    assert!(ok && out.contains("crontab.stable.example.com/c1"), "{out}");
+    let (ok, out, err) = run(k.kubectl().args([
+        "api-resources",
+        "--api-group=stable.example.com",
+        "-o",
+        "name",
+    ]));
+    assert!(
+        ok && out.trim() == "crontabs.stable.example.com",
+        "{out}{err}"
+    );
+    let (ok, out, err) = run(k.kubectl().args(["explain", "crontab.spec"]));
+    assert!(ok && out.contains("cronSpec"), "{out}{err}");
+    // The status subresource changes only status; the main resource ignores status.
+    let (ok, _, err) = run(k.kubectl().args([
+        "patch",
+        "ct",
+        "c1",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        r#"{"status":{"replicas":3},"spec":{"image":"ignored"}}"#,
+    ]));
+    assert!(ok, "{err}");
+    let (_, out, _) = run(k.kubectl().args(["get", "ct", "c1", "-o", "json"]));
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        (
+            v["status"]["replicas"].as_i64(),
+            v["spec"]["image"].as_str()
+        ),
+        (Some(3), Some("busy"))
+    );
+    // Deleting the CRD deletes every object and the routes.
+    let (ok, _, err) = run(k
+        .kubectl()
+        .args(["delete", "crd", "crontabs.stable.example.com"]));
+    assert!(ok, "{err}");
+    wait_until(Duration::from_secs(5), || {
+        let (ok, _, err) = run(k
+            .kubectl()
+            .args(["get", "crd", "crontabs.stable.example.com"]));
+        !ok && err.contains("NotFound")
+    });
+    runtime().block_on(async {
+        let r = k
+            .admin_client()
+            .get(format!(
+                "{}/apis/stable.example.com/v1/namespaces/default/crontabs",
+                k.url
+            ))
+            .send()
+            .await
+            .expect("get");
+        assert_eq!(r.status(), 404);
+        let r = k
+            .admin_client()
+            .get(format!("{}/apis", k.url))
+            .send()
+            .await
+            .expect("apis");
+        let v: serde_json::Value = r.json().await.expect("json");
+        assert!(
+            !v.to_string().contains("stable.example.com"),
+            "group still in discovery"
+        );
+    });
+    // Defined again, no old object comes back.
+    let (ok, _, err) = kubectl_stdin(&k, &["create", "-f", "-"], CRONTAB_CRD);
+    assert!(ok, "{err}");
+    wait_until(Duration::from_secs(5), || {
+        run(k.kubectl().args(["get", "crontabs"])).0
+    });
+    let (_, out, _) = run(k.kubectl().args(["get", "crontabs", "-o", "name"]));
+    assert!(out.trim().is_empty(), "objects survived their CRD: {out}");
+}
+
+#[derive(kube::CustomResource, Deserialize, Serialize, Clone, Debug, schemars::JsonSchema)]
+#[kube(
+    group = "kapi.example.com",
+    version = "v1",
+    kind = "Widget",
+    namespaced,
+    status = "WidgetStatus"
+)]
+pub struct WidgetSpec {
+    size: i64,
+    color: Option<String>,
+}
+
+#[derive(Deserialize, Serialize, Clone, Debug, Default, schemars::JsonSchema)]
+pub struct WidgetStatus {
+    ready: bool,
+}
+
+#[test]
+fn kube_derive_defines_and_uses_a_custom_resource() {
+    use futures::StreamExt;
+    use kube::api::{
+        Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+    };
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let kc = kube::config::Kubeconfig::read_from(&k.kubeconfig).expect("kubeconfig");
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &Default::default()).await.expect("config");
+        let client = kube::Client::try_from(cfg).expect("client");
+        let crds: Api<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> = Api::all(client.clone());
+        crds.create(&PostParams::default(), &Widget::crd()).await.expect("create crd");
+        let widgets: Api<Widget> = Api::namespaced(client.clone(), "default");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while widgets.list(&ListParams::default()).await.is_err() {
+            assert!(Instant::now() < deadline, "widgets never served");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let mut stream = widgets.watch(&WatchParams::default().timeout(10), "0").await.expect("watch").boxed();
+        let w = Widget::new("w1", WidgetSpec { size: 3, color: None });
+        let created = widgets.create(&PostParams::default(), &w).await.expect("create");
+        assert_eq!(created.spec.size, 3);
+        let patch = serde_json::json!({"spec": {"color": "blue"}});
+        let patched = widgets.patch("w1", &PatchParams::default(), &Patch::Merge(&patch)).await.expect("patch");
+        assert_eq!(patched.spec.color.as_deref(), Some("blue"));
+        let status = serde_json::json!({"status": {"ready": true}});
+        let st = widgets.patch_status("w1", &PatchParams::default(), &Patch::Merge(&status)).await.expect("status");
+        assert!(st.status.map(|s| s.ready).unwrap_or(false));
+        widgets.delete("w1", &DeleteParams::default()).await.expect("delete");
+        let mut seen = Vec::new();
+        while seen.len() < 4 {
+            match tokio::time::timeout(Duration::from_secs(10), stream.next()).await.expect("event in time") {
+                Some(Ok(WatchEvent::Added(_))) => seen.push("ADDED"),
+                Some(Ok(WatchEvent::Modified(_))) => seen.push("MODIFIED"),
+                Some(Ok(WatchEvent::Deleted(_))) => seen.push("DELETED"),
+                Some(Ok(_)) => {}
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(seen, vec!["ADDED", "MODIFIED", "MODIFIED", "DELETED"]);
+    });
+}
