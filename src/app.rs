@@ -9,6 +9,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
+use parking_lot::RwLock;
 use tokio::sync::Semaphore;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -28,7 +29,7 @@ use crate::server::healthz::HealthCheck;
 use crate::server::hooks::PostStartHooks;
 use crate::server::metrics::Metrics;
 use crate::server::serve::{self, TlsServing};
-use crate::server::{chain, RouteInfo};
+use crate::server::{chain, GenericServer, RouteInfo};
 use crate::storage::backend::{Backend, BackendError};
 use crate::storage::cacher::CacherSet;
 use crate::storage::embedded::Embedded;
@@ -107,10 +108,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let background = CancellationToken::new();
     let store = Store::new(backend.clone());
     let cachers = CacherSet::new(store, background.child_token());
-    let catalog = Catalog::default();
-    for def in controlplane::builtin::BUILTINS {
-        catalog.add(Resource::from_builtin(def));
-    }
+    let catalog = builtin_catalog();
     let registries = Registries::new(catalog.clone(), cachers.clone(), cfg.storage_prefix.clone());
     let allocator = controlplane::allocator::ServiceAllocator {
         cidr: cfg.service_cluster_ip_range,
@@ -169,6 +167,11 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         tokio::spawn(controlplane::namespace::run(ns_registries, ns_stop));
         Ok(())
     });
+    let (gc_registries, gc_stop) = (registries.clone(), background.child_token());
+    hooks.add("start-garbage-collector-controller", move || async move {
+        tokio::spawn(controlplane::gc::run(gc_registries, gc_stop));
+        Ok(())
+    });
     hooks.add("storage-object-count-tracker-hook", move || async move {
         tokio::spawn(controlplane::track_object_counts(
             tracked,
@@ -179,22 +182,27 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     });
     let health = health_checks(&hooks, shutting_down.clone(), backend.clone());
     let root_paths = Arc::new(OnceLock::new());
-    let server_address = Arc::new(parking_lot::RwLock::new(format!(
+    let server_address = Arc::new(RwLock::new(format!(
         "{}:{}",
         cfg.advertise_address, cfg.secure_port
     )));
-    let aggregator = aggregator::server(catalog.clone(), server_address.clone())
+    let servers = Servers::new(
+        &catalog,
+        server_address.clone(),
+        controlplane::Deps {
+            health,
+            metrics: metrics.clone(),
+            root_paths: root_paths.clone(),
+        },
+    );
+    let routes = servers.route_table();
+    let aggregator = servers
+        .aggregator
         .with_resources(handler(Owner::Aggregator));
-    let kube = controlplane::server(controlplane::Deps {
-        health,
-        metrics: metrics.clone(),
-        root_paths: root_paths.clone(),
-    })
-    .with_resources(handler(Owner::KubeApiserver));
-    let extensions = apiextensions::server().with_resources(handler(Owner::Apiextensions));
-    let mut routes = aggregator.route_table();
-    routes.extend(kube.route_table());
-    routes.extend(extensions.route_table());
+    let kube = servers.kube.with_resources(handler(Owner::KubeApiserver));
+    let extensions = servers
+        .extensions
+        .with_resources(handler(Owner::Apiextensions));
     let mut paths: Vec<String> = [&aggregator, &kube, &extensions]
         .iter()
         .flat_map(|s| s.listed_paths())
@@ -273,6 +281,56 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         shutting_down,
         serving,
     })
+}
+
+/// The catalog `kapi serve` starts with: every built-in resource.
+pub fn builtin_catalog() -> Catalog {
+    let catalog = Catalog::default();
+    for def in controlplane::builtin::BUILTINS {
+        catalog.add(Resource::from_builtin(def));
+    }
+    catalog
+}
+
+/// The servers of the chain in delegation order, with their non-resource
+/// routes; `start` attaches the resource handlers.
+struct Servers {
+    aggregator: GenericServer,
+    kube: GenericServer,
+    extensions: GenericServer,
+}
+
+impl Servers {
+    fn new(catalog: &Catalog, address: Arc<RwLock<String>>, deps: controlplane::Deps) -> Self {
+        Servers {
+            aggregator: aggregator::server(catalog.clone(), address),
+            kube: controlplane::server(deps),
+            extensions: apiextensions::server(),
+        }
+    }
+
+    fn route_table(&self) -> Vec<RouteInfo> {
+        let mut routes = self.aggregator.route_table();
+        routes.extend(self.kube.route_table());
+        routes.extend(self.extensions.route_table());
+        routes
+    }
+}
+
+/// The non-resource routes of every server of the chain, in delegation
+/// order, built exactly as `kapi serve` builds them but without storage,
+/// listening or anything else started (for `kapi routes`).
+pub fn route_tables(catalog: &Catalog) -> Vec<RouteInfo> {
+    Servers::new(
+        catalog,
+        Arc::new(RwLock::new(String::new())),
+        controlplane::Deps {
+            health: controlplane::Health::default(),
+            metrics: Metrics::default(),
+            root_paths: Arc::new(OnceLock::new()),
+        },
+    )
+    .route_table()
 }
 
 async fn open_storage(cfg: &CompletedConfig) -> anyhow::Result<Arc<dyn Backend>> {

@@ -275,3 +275,305 @@ fn kube_derive_defines_and_uses_a_custom_resource() {
         assert_eq!(seen, vec!["ADDED", "MODIFIED", "MODIFIED", "DELETED"]);
     });
 }
+
+const SHIRTS_CRD: &str = r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: shirts.wear.example.com
+spec:
+  group: wear.example.com
+  scope: Namespaced
+  names: {plural: shirts, singular: shirt, kind: Shirt}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            x-kubernetes-validations:
+            - rule: "self.minReplicas <= self.replicas"
+              message: "replicas must not be below minReplicas"
+            - rule: "self.color == oldSelf.color"
+              message: "color is immutable"
+            properties:
+              color: {type: string, enum: [red, blue, green]}
+              size: {type: string, default: M, pattern: "^(S|M|L|XL)$"}
+              replicas: {type: integer, minimum: 1, maximum: 10}
+              minReplicas: {type: integer, default: 1}
+"#;
+
+fn post(
+    k: &Kapi,
+    path: &str,
+    body: serde_json::Value,
+) -> (u16, reqwest::header::HeaderMap, serde_json::Value) {
+    runtime().block_on(async {
+        let r = k
+            .admin_client()
+            .post(format!("{}{path}", k.url))
+            .json(&body)
+            .send()
+            .await
+            .expect("post");
+        let (code, headers) = (r.status().as_u16(), r.headers().clone());
+        (code, headers, r.json().await.unwrap_or_default())
+    })
+}
+
+#[test]
+fn custom_resources_are_defaulted_pruned_and_validated() {
+    let k = Kapi::start(&[]);
+    let (ok, _, err) = kubectl_stdin(&k, &["create", "-f", "-"], SHIRTS_CRD);
+    assert!(ok, "{err}");
+    wait_until(Duration::from_secs(5), || {
+        run(k.kubectl().args(["get", "shirts"])).0
+    });
+    let path = "/apis/wear.example.com/v1/namespaces/default/shirts";
+    let shirt = |name: &str, spec: serde_json::Value| serde_json::json!({"apiVersion": "wear.example.com/v1", "kind": "Shirt", "metadata": {"name": name}, "spec": spec});
+    // Defaults fill in, unknown fields are pruned with a warning.
+    let (code, headers, v) = post(
+        &k,
+        path,
+        shirt(
+            "s1",
+            serde_json::json!({"color": "red", "replicas": 2, "bogus": true}),
+        ),
+    );
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["spec"]["size"], "M");
+    assert_eq!(v["spec"]["minReplicas"], 1);
+    assert!(v["spec"].get("bogus").is_none(), "{v}");
+    let warning = headers
+        .get("warning")
+        .and_then(|w| w.to_str().ok())
+        .unwrap_or("");
+    assert!(
+        warning.contains("unknown field \\\"spec.bogus\\\""),
+        "{warning}"
+    );
+    // Schema violations: 422 with the field path.
+    let (code, _, v) = post(
+        &k,
+        path,
+        shirt("s2", serde_json::json!({"color": "purple", "replicas": 0})),
+    );
+    assert_eq!(code, 422, "{v}");
+    let fields: Vec<&str> = v["details"]["causes"]
+        .as_array()
+        .expect("causes")
+        .iter()
+        .filter_map(|c| c["field"].as_str())
+        .collect();
+    assert!(
+        fields.contains(&"spec.color") && fields.contains(&"spec.replicas"),
+        "{v}"
+    );
+    let msg = v["message"].as_str().unwrap_or("");
+    assert!(
+        msg.starts_with("Shirt.wear.example.com \"s2\" is invalid:"),
+        "{msg}"
+    );
+    assert!(msg.contains("spec.replicas: Invalid value: 0: spec.replicas in body should be greater than or equal to 1"), "{msg}");
+    assert!(msg.contains("spec.color: Unsupported value: \"purple\": supported values: \"red\", \"blue\", \"green\""), "{msg}");
+    // A CEL rule.
+    let (code, _, v) = post(
+        &k,
+        path,
+        shirt(
+            "s3",
+            serde_json::json!({"color": "blue", "replicas": 2, "minReplicas": 3}),
+        ),
+    );
+    assert_eq!(code, 422, "{v}");
+    let cause = &v["details"]["causes"][0];
+    assert_eq!(cause["field"], "spec");
+    assert!(
+        cause["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("replicas must not be below minReplicas"),
+        "{v}"
+    );
+    // A transition rule: color may not change.
+    let (ok, _, err) = run(k.kubectl().args([
+        "patch",
+        "shirt",
+        "s1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"color":"green"}}"#,
+    ]));
+    assert!(!ok && err.contains("color is immutable"), "{err}");
+    let (ok, _, err) = run(k.kubectl().args([
+        "patch",
+        "shirt",
+        "s1",
+        "--type=merge",
+        "-p",
+        r#"{"spec":{"replicas":3}}"#,
+    ]));
+    assert!(ok, "{err}");
+}
+
+/// A conversion webhook served by the test over TLS: v1 `spec.cronSpec` is v2 `spec.schedule`.
+fn conversion_webhook() -> (u16, String, tokio::runtime::Runtime) {
+    use axum::routing::post;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("rt");
+    let ca_key = rcgen::KeyPair::generate().expect("key");
+    let mut ca_params = rcgen::CertificateParams::default();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "webhook-ca");
+    let ca = ca_params.self_signed(&ca_key).expect("ca");
+    let key = rcgen::KeyPair::generate().expect("key");
+    let params =
+        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
+            .expect("params");
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let cert = params.signed_by(&key, &issuer).expect("cert");
+    let ca_pem = ca.pem();
+    let authority =
+        kapi::auth::x509::ClientCertAuthority::new(&[ca_pem.as_str()]).expect("authority");
+    let tls = kapi::server::serve::TlsServing::new(&cert.pem(), &key.serialize_pem(), authority)
+        .expect("tls");
+    let app = axum::Router::new().route(
+        "/convert",
+        post(|axum::Json(review): axum::Json<serde_json::Value>| async move {
+            let req = &review["request"];
+            let desired = req["desiredAPIVersion"].as_str().unwrap_or("").to_string();
+            let converted: Vec<serde_json::Value> = req["objects"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|mut o| {
+                    let spec = o["spec"].as_object_mut().map(std::mem::take).unwrap_or_default();
+                    let mut spec = spec;
+                    if desired.ends_with("/v2") {
+                        if let Some(v) = spec.remove("cronSpec") {
+                            spec.insert("schedule".into(), v);
+                        }
+                    } else if let Some(v) = spec.remove("schedule") {
+                        spec.insert("cronSpec".into(), v);
+                    }
+                    o["spec"] = serde_json::Value::Object(spec);
+                    o["apiVersion"] = serde_json::json!(desired);
+                    o
+                })
+                .collect();
+            axum::Json(serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+                "response": {"uid": req["uid"], "convertedObjects": converted, "result": {"status": "Success"}}}))
+        }),
+    );
+    let port = rt.block_on(async {
+        let (listener, addr) = kapi::server::serve::bind("127.0.0.1:0".parse().expect("addr"))
+            .await
+            .expect("bind");
+        tokio::spawn(kapi::server::serve::serve(
+            listener,
+            tls,
+            app,
+            tokio_util::sync::CancellationToken::new(),
+            Duration::from_secs(1),
+        ));
+        addr.port()
+    });
+    use base64::Engine;
+    (
+        port,
+        base64::engine::general_purpose::STANDARD.encode(ca_pem),
+        rt,
+    )
+}
+
+#[test]
+fn versions_convert_through_a_webhook() {
+    let (port, ca_bundle, _webhook_rt) = conversion_webhook();
+    let k = Kapi::start(&[]);
+    let crd = format!(
+        r#"
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: jobs.sched.example.com
+spec:
+  group: sched.example.com
+  scope: Namespaced
+  names: {{plural: jobs, singular: job, kind: Job}}
+  conversion:
+    strategy: Webhook
+    webhook:
+      conversionReviewVersions: [v1]
+      clientConfig:
+        url: https://127.0.0.1:{port}/convert
+        caBundle: {ca_bundle}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema: {{type: object, properties: {{spec: {{type: object, properties: {{cronSpec: {{type: string}}}}}}}}}}
+  - name: v2
+    served: true
+    storage: false
+    schema:
+      openAPIV3Schema: {{type: object, properties: {{spec: {{type: object, properties: {{schedule: {{type: string}}}}}}}}}}
+"#
+    );
+    let (ok, _, err) = kubectl_stdin(&k, &["create", "-f", "-"], &crd);
+    assert!(ok, "{err}");
+    wait_until(Duration::from_secs(5), || {
+        run(k.kubectl().args(["get", "jobs.v2.sched.example.com"])).0
+    });
+    // Written in v2, stored in v1 through the webhook, read back in both.
+    let (code, _, v) = post(
+        &k,
+        "/apis/sched.example.com/v2/namespaces/default/jobs",
+        serde_json::json!({"apiVersion": "sched.example.com/v2", "kind": "Job", "metadata": {"name": "j1"}, "spec": {"schedule": "@daily"}}),
+    );
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["apiVersion"], "sched.example.com/v2");
+    assert_eq!(v["spec"]["schedule"], "@daily");
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let v1: serde_json::Value = c
+            .get(format!(
+                "{}/apis/sched.example.com/v1/namespaces/default/jobs/j1",
+                k.url
+            ))
+            .send()
+            .await
+            .expect("v1")
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(v1["apiVersion"], "sched.example.com/v1");
+        assert_eq!(v1["spec"], serde_json::json!({"cronSpec": "@daily"}));
+        let v2: serde_json::Value = c
+            .get(format!(
+                "{}/apis/sched.example.com/v2/namespaces/default/jobs",
+                k.url
+            ))
+            .send()
+            .await
+            .expect("v2")
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(v2["items"][0]["apiVersion"], "sched.example.com/v2");
+        assert_eq!(
+            v2["items"][0]["spec"],
+            serde_json::json!({"schedule": "@daily"})
+        );
+    });
+}

@@ -147,7 +147,7 @@ pub struct CustomInfo {
     pub storage_version: String,
     /// `spec.conversion` of the CRD.
     pub conversion: serde_json::Value,
-    /// Schemas of every served version, for converting between them.
+    /// `selectableFields` of this version, as field paths (`spec.color`).
     pub selectable_fields: Vec<String>,
 }
 

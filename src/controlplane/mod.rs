@@ -5,6 +5,7 @@
 pub mod allocator;
 pub mod bootstrap;
 pub mod builtin;
+pub mod gc;
 pub mod namespace;
 
 use std::sync::{Arc, OnceLock};

@@ -1,5 +1,6 @@
 //! Conversion between served versions and the storage version: custom
-//! resources with strategy `None` (apiVersion rewrite), HorizontalPodAutoscaler
+//! resources with strategy `None` (apiVersion rewrite) or `Webhook`
+//! (ConversionReview v1), HorizontalPodAutoscaler
 //! autoscaling/v1 <-> v2, and Events core/v1 <-> events.k8s.io/v1, which
 //! share one storage.
 
@@ -7,6 +8,73 @@ use serde_json::{json, Map, Value};
 
 use crate::api::catalog::Resource;
 use crate::api::ApiError;
+use crate::registry::Registries;
+use crate::server::webhook::{self, ClientConfig};
+
+/// How long a conversion webhook may take.
+const WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A `ConversionReview` (apiextensions.k8s.io/v1) for one object, as upstream sends it.
+fn webhook(
+    registries: &Registries,
+    r: &Resource,
+    conversion: &Value,
+    obj: Value,
+    desired: &str,
+) -> Result<Value, ApiError> {
+    let failed = |why: String| {
+        ApiError::internal(format!(
+            "conversion webhook for {}, Kind={} failed: {why}",
+            desired, r.kind
+        ))
+    };
+    let cfg = ClientConfig::from_json(&conversion["webhook"]["clientConfig"]);
+    let uid = uuid::Uuid::new_v4().to_string();
+    let review = json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "ConversionReview",
+        "request": {"uid": uid, "desiredAPIVersion": desired, "objects": [obj]}
+    });
+    // Conversion runs inside synchronous read paths; the call blocks this
+    // worker only (block_in_place hands its other tasks to other workers).
+    let handle = tokio::runtime::Handle::try_current()
+        .map_err(|_| failed("no runtime to call the webhook from".into()))?;
+    let answer = tokio::task::block_in_place(|| {
+        handle.block_on(webhook::post_json(
+            registries,
+            &cfg,
+            &review,
+            WEBHOOK_TIMEOUT,
+        ))
+    })
+    .map_err(failed)?;
+    let resp = &answer["response"];
+    if resp["uid"].as_str() != Some(uid.as_str()) {
+        return Err(failed(format!(
+            "expected response.uid={uid:?}, got {:?}",
+            resp["uid"].as_str().unwrap_or("")
+        )));
+    }
+    if resp["result"]["status"].as_str() != Some("Success") {
+        return Err(failed(
+            resp["result"]["message"]
+                .as_str()
+                .unwrap_or("the webhook refused the conversion")
+                .to_string(),
+        ));
+    }
+    let converted = resp["convertedObjects"]
+        .as_array()
+        .and_then(|a| a.first())
+        .cloned()
+        .ok_or_else(|| failed("no converted object".into()))?;
+    if converted["apiVersion"].as_str() != Some(desired) {
+        return Err(failed(format!(
+            "invalid apiVersion {:?} in converted object, expected {desired:?}",
+            converted["apiVersion"].as_str().unwrap_or("")
+        )));
+    }
+    Ok(converted)
+}
 
 /// Whether objects of `r` are stored in another group version than served.
 pub fn needed(r: &Resource) -> bool {
@@ -22,8 +90,9 @@ fn gv(group: &str, version: &str) -> String {
 }
 
 /// Converts `obj` (in `r`'s served version) to the storage version.
-pub fn to_storage(r: &Resource, obj: Value) -> Result<Value, ApiError> {
+pub fn to_storage(registries: &Registries, r: &Resource, obj: Value) -> Result<Value, ApiError> {
     convert(
+        registries,
         r,
         obj,
         &r.group,
@@ -34,8 +103,9 @@ pub fn to_storage(r: &Resource, obj: Value) -> Result<Value, ApiError> {
 }
 
 /// Converts a stored object to `r`'s served version.
-pub fn to_served(r: &Resource, obj: Value) -> Result<Value, ApiError> {
+pub fn to_served(registries: &Registries, r: &Resource, obj: Value) -> Result<Value, ApiError> {
     convert(
+        registries,
         r,
         obj,
         &r.storage_group,
@@ -46,6 +116,7 @@ pub fn to_served(r: &Resource, obj: Value) -> Result<Value, ApiError> {
 }
 
 fn convert(
+    registries: &Registries,
     r: &Resource,
     mut obj: Value,
     fg: &str,
@@ -57,12 +128,8 @@ fn convert(
         return Ok(obj);
     }
     if let Some(custom) = &r.custom {
-        let strategy = custom.conversion["strategy"].as_str().unwrap_or("None");
-        if strategy != "None" {
-            return Err(ApiError::internal(format!(
-                "conversion webhook for {}/{}, Kind={} is not supported by this kapi yet",
-                r.group, r.version, r.kind
-            )));
+        if custom.conversion["strategy"].as_str().unwrap_or("None") == "Webhook" {
+            return webhook(registries, r, &custom.conversion, obj, &gv(tg, tv));
         }
         obj["apiVersion"] = json!(gv(tg, tv));
         return Ok(obj);

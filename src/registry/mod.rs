@@ -212,6 +212,8 @@ pub struct Registry {
     /// `<prefix>/<storage path>/`
     key_root: String,
     cacher: Option<Arc<Cacher>>,
+    /// A custom resource whose schema has defaults: apply them on reads too.
+    defaults_on_read: bool,
 }
 
 /// Label and field values of an object, for selectors.
@@ -350,12 +352,18 @@ impl Registry {
             let (sel, ns) = (resource.selectable_fields.clone(), resource.namespaced);
             registries.cachers.get(&key_root, move || attrs_fn(sel, ns))
         });
+        let defaults_on_read = resource
+            .custom
+            .as_ref()
+            .and_then(|c| c.schema.as_ref())
+            .is_some_and(|s| s.to_string().contains("\"default\""));
         Registry {
             resource,
             strategy,
             registries,
             key_root,
             cacher,
+            defaults_on_read,
         }
     }
 
@@ -450,6 +458,29 @@ impl Registry {
             }
         }
         let mut warnings = Vec::new();
+        if let Some(schema) = r.custom.as_ref().and_then(|c| c.schema.as_ref()) {
+            // Custom resources: the CRD's structural schema prunes what it does not know.
+            let unknown = crate::apiextensions::schema::prune(&mut value, schema);
+            if !unknown.is_empty() {
+                match opts.field_validation {
+                    FieldValidation::Strict => {
+                        let list: Vec<String> = unknown
+                            .iter()
+                            .map(|f| format!("unknown field {f:?}"))
+                            .collect();
+                        return Err(ApiError::bad_request(format!(
+                            "{kind} in version {version:?} cannot be handled as a {}: strict decoding error: {}",
+                            r.kind,
+                            list.join(", ")
+                        )));
+                    }
+                    FieldValidation::Warn => {
+                        warnings.extend(unknown.iter().map(|f| format!("unknown field {f:?}")))
+                    }
+                    FieldValidation::Ignore => {}
+                }
+            }
+        }
         if let Some(codec) = r.codec {
             let typed = codec(&value).map_err(|e| {
                 ApiError::bad_request(format!(
@@ -575,7 +606,11 @@ impl Registry {
                 created: false,
             });
         }
-        let bytes = Self::encode(&conversion::to_storage(&self.resource, obj.clone())?);
+        let bytes = Self::encode(&conversion::to_storage(
+            &self.registries,
+            &self.resource,
+            obj.clone(),
+        )?);
         let key = self.key(namespace, &name);
         let created = self.registries.store().create(&key, bytes.clone()).await;
         let rv = match created {
@@ -594,16 +629,30 @@ impl Registry {
         })
     }
 
-    /// Stored bytes as the served version shows them (no work when they agree).
+    /// Stored bytes as the served version shows them (no work when they
+    /// agree): converted, and for custom resources defaulted by the schema
+    /// as upstream defaults on read from storage.
     pub fn served(&self, stored: Bytes) -> Bytes {
-        if !conversion::needed(&self.resource) {
+        let convert = conversion::needed(&self.resource);
+        if !convert && !self.defaults_on_read {
             return stored;
         }
-        match serde_json::from_slice::<Value>(&stored)
+        let converted = serde_json::from_slice::<Value>(&stored)
             .map_err(|e| ApiError::internal(e.to_string()))
-            .and_then(|v| conversion::to_served(&self.resource, v))
-        {
-            Ok(v) => Bytes::from(serde_json::to_vec(&v).unwrap_or_default()),
+            .and_then(|v| {
+                if convert {
+                    conversion::to_served(&self.registries, &self.resource, v)
+                } else {
+                    Ok(v)
+                }
+            });
+        match converted {
+            Ok(mut v) => {
+                if self.defaults_on_read {
+                    self.strategy.default(&mut v);
+                }
+                Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "cannot convert a stored object to the served version");
                 stored
@@ -812,7 +861,7 @@ impl Registry {
                     existing.ok_or_else(|| StorageError::NotFound { key: key.clone() })?;
                 let old: Value = serde_json::from_slice(&existing.value)
                     .map_err(|e| StorageError::Internal(format!("stored object: {e}")))?;
-                let mut old = conversion::to_served(&self.resource, old)?;
+                let mut old = conversion::to_served(&self.registries, &self.resource, old)?;
                 meta::meta_mut(&mut old).insert(
                     "resourceVersion".into(),
                     Value::String(existing.resource_version.to_string()),
@@ -878,6 +927,7 @@ impl Registry {
                     return Ok(None);
                 }
                 Ok(Some(Self::encode(&conversion::to_storage(
+                    &self.registries,
                     &self.resource,
                     new,
                 )?)))

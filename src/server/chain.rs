@@ -31,6 +31,10 @@ pub struct RouteInfo {
     pub server: &'static str,
     pub method: String,
     pub path: String,
+    /// The path as registered, in axum's syntax (`/readyz/{*check}`), for
+    /// matching requests to routes.
+    #[serde(skip)]
+    pub pattern: String,
     pub handler: HandlerKind,
 }
 
@@ -104,6 +108,7 @@ impl GenericServer {
                     server: self.name,
                     method: m.to_string(),
                     path: r.path.replace("{*", "{"),
+                    pattern: r.path.clone(),
                     handler: HandlerKind::NonResource,
                 })
             })

@@ -9,6 +9,7 @@ pub mod hooks;
 pub mod metrics;
 pub mod request_info;
 pub mod serve;
+pub mod webhook;
 
 pub use chain::{GenericServer, HandlerKind, RouteInfo};
 pub use request_info::RequestInfo;
