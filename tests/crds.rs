@@ -289,6 +289,8 @@ spec:
   - name: v1
     served: true
     storage: true
+    selectableFields:
+    - jsonPath: .spec.color
     schema:
       openAPIV3Schema:
         type: object
