@@ -117,6 +117,12 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         prefix: cfg.storage_prefix.clone(),
     };
     registries.set_allocator("", "Service", Arc::new(allocator));
+    registries.set_admission(crate::admission::Chain::new(
+        Vec::new(),
+        vec![Arc::new(
+            crate::admission::namespace_lifecycle::NamespaceLifecycle,
+        )],
+    ));
     let authenticator = Authenticator::new(tokens, cfg.anonymous_auth);
     let authorizer: Arc<dyn crate::auth::Authorizer> =
         Arc::new(Chain(vec![Box::new(BootstrapPolicy)]));

@@ -2,6 +2,7 @@
 //! `cmd/` as a thin CLI over it. The map of modules follows upstream's
 //! package names; see ARCHITECTURE.md in the design folder.
 
+pub mod admission;
 pub mod aggregator;
 pub mod api;
 pub mod apiextensions;
@@ -12,6 +13,7 @@ pub mod controlplane;
 pub mod endpoints;
 pub mod pki;
 pub mod registry;
+pub mod routes;
 pub mod server;
 pub mod storage;
 pub mod templates;

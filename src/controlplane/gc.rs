@@ -114,9 +114,11 @@ impl Meta {
         self.finalizers.iter().any(|f| f == finalizer)
     }
 
-    /// Deleted in the foreground, waiting for its dependents.
+    /// Deleted in the foreground, waiting for its dependents. With both
+    /// finalizers (upstream's apiserver never leaves both) orphaning goes
+    /// first, so its dependents are not deleted meanwhile.
     fn deleting_dependents(&self) -> bool {
-        self.deleting && self.has(FOREGROUND)
+        self.deleting && self.has(FOREGROUND) && !self.has(ORPHAN)
     }
 
     /// Deleted with its dependents to be orphaned.
@@ -726,6 +728,7 @@ impl Collector {
             },
             propagation_policy: Some(policy.to_string()),
             dry_run: false,
+            user: Default::default(),
         };
         match reg.delete(&m.namespace, &m.name, &opts).await {
             Ok(_) => return Ok(true),

@@ -203,6 +203,7 @@ fn write_options(q: &Query, options_kind: &str) -> Result<WriteOptions, ApiError
         user_agent: None,
         force,
         force_applied: false,
+        user: Default::default(),
     })
 }
 
@@ -218,6 +219,12 @@ fn request_write_options(
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(String::from);
+    if let Some(a) = req
+        .extensions()
+        .get::<crate::auth::authenticator::Authenticated>()
+    {
+        o.user = a.user.clone();
+    }
     Ok(o)
 }
 
@@ -1026,7 +1033,7 @@ impl ResourceHandler {
                         name,
                         PatchType::Merge,
                         &serde_json::to_vec(&patch).unwrap_or_default(),
-                        None,
+                        Some("scale"),
                         &opts,
                     )
                     .await?;

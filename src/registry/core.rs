@@ -1539,11 +1539,6 @@ impl Strategy for PersistentVolumeStrategy {
 
 pub struct NodeStrategy;
 
-/// Where default() keeps a new Node's status across the generic create's
-/// status reset: upstream keeps the status a Node is created with (kubelets
-/// register that way). Never stored: prepare_for_create/update remove it.
-const NODE_CREATE_STATUS: &str = "kapi.io/nodeCreateStatus";
-
 fn node_status_cell(o: &Value) -> Value {
     let mut status: Vec<String> = Vec::new();
     if let Some(c) = kh::items(&o["status"]["conditions"])
@@ -1703,25 +1698,11 @@ impl Strategy for NodeStrategy {
                 }
             }
         }
-        if let Some(m) = obj.as_object_mut() {
-            if let Some(st) = m.get("status").cloned() {
-                m.insert(NODE_CREATE_STATUS.into(), st);
-            }
-        }
     }
 
-    fn prepare_for_create(&self, obj: &mut Value) {
-        if let Some(m) = obj.as_object_mut() {
-            if let Some(st) = m.remove(NODE_CREATE_STATUS) {
-                m.insert("status".into(), st);
-            }
-        }
-    }
-
-    fn prepare_for_update(&self, new: &mut Value, _old: &Value) {
-        if let Some(m) = new.as_object_mut() {
-            m.remove(NODE_CREATE_STATUS);
-        }
+    /// Kubelets register with their status: upstream keeps it on create.
+    fn keeps_status_on_create(&self) -> bool {
+        true
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
@@ -2962,11 +2943,9 @@ mod kinds_tests {
     fn node_keeps_status_and_prints() {
         let mut o = node();
         NodeStrategy.default(&mut o);
-        // The generic create drops status before prepare_for_create.
-        o.as_object_mut().unwrap().remove("status");
+        assert!(NodeStrategy.keeps_status_on_create());
         NodeStrategy.prepare_for_create(&mut o);
         assert_eq!(o["status"]["allocatable"], o["status"]["capacity"]);
-        assert!(o.get(NODE_CREATE_STATUS).is_none());
         assert!(NodeStrategy.validate(&o).is_empty());
         let c = cells(&NODE_COLUMNS, &o);
         assert_eq!(c[1], "Ready");
@@ -2985,7 +2964,6 @@ mod kinds_tests {
         let mut upd = o.clone();
         NodeStrategy.default(&mut upd);
         NodeStrategy.prepare_for_update(&mut upd, &o);
-        assert!(upd.get(NODE_CREATE_STATUS).is_none());
         upd["spec"]["podCIDRs"] = json!(["10.244.1.0/24"]);
         upd["spec"]["taints"] = json!([{"key": "a", "effect": "Sometimes"}]);
         assert_eq!(

@@ -29,6 +29,7 @@ use bytes::Bytes;
 use parking_lot::RwLock;
 use serde_json::{json, Value};
 
+use crate::admission;
 use crate::api::catalog::{Catalog, Resource};
 use crate::api::selector::{FieldSelector, LabelSelector};
 use crate::api::status::qualified_kind;
@@ -62,6 +63,8 @@ pub struct WriteOptions {
     pub force: bool,
     /// Set by the registry when server-side apply already recorded managedFields.
     pub force_applied: bool,
+    /// Who is writing, for admission (controllers write as nobody in particular).
+    pub user: crate::auth::UserInfo,
 }
 
 impl WriteOptions {
@@ -98,6 +101,8 @@ pub struct DeleteOptions {
     pub preconditions: Preconditions,
     pub propagation_policy: Option<String>,
     pub dry_run: bool,
+    /// Who is deleting, for admission.
+    pub user: crate::auth::UserInfo,
 }
 
 /// A list request's selection and paging.
@@ -139,6 +144,7 @@ pub struct Registries {
     prefix: String,
     by_gvr: Arc<RwLock<HashMap<(String, String, String), Arc<Registry>>>>,
     allocators: Arc<RwLock<HashMap<(String, String), Arc<dyn Allocator>>>>,
+    admission: Arc<RwLock<admission::Chain>>,
 }
 
 impl Registries {
@@ -149,7 +155,45 @@ impl Registries {
             prefix,
             by_gvr: Arc::default(),
             allocators: Arc::default(),
+            admission: Arc::default(),
         }
+    }
+
+    /// Installs the admission chain every write goes through.
+    pub fn set_admission(&self, chain: admission::Chain) {
+        *self.admission.write() = chain;
+    }
+
+    /// The mutating admission plugins, in order.
+    pub async fn admit(
+        &self,
+        attrs: &mut admission::Attributes<'_>,
+    ) -> Result<Vec<String>, ApiError> {
+        let chain = self.admission.read().clone();
+        chain
+            .admit(
+                attrs,
+                &admission::Context {
+                    registries: self.clone(),
+                },
+            )
+            .await
+    }
+
+    /// The validating admission plugins, in order.
+    pub async fn validate_admission(
+        &self,
+        attrs: &admission::Attributes<'_>,
+    ) -> Result<Vec<String>, ApiError> {
+        let chain = self.admission.read().clone();
+        chain
+            .validate(
+                attrs,
+                &admission::Context {
+                    registries: self.clone(),
+                },
+            )
+            .await
     }
 
     /// Registers the allocator of a kind (group, kind).
@@ -535,32 +579,6 @@ impl Registry {
         }
     }
 
-    /// NamespaceLifecycle: namespaced objects need a live namespace.
-    async fn admit_namespace(&self, namespace: &str, creating: bool) -> Result<(), ApiError> {
-        if !self.resource.namespaced || !creating {
-            return Ok(());
-        }
-        match self.registries.namespace(namespace).await? {
-            None => Err(ApiError::not_found("", "namespaces", namespace)),
-            Some(ns) if ns["status"]["phase"] == "Terminating" || meta::is_deleting(&ns) => Err(ApiError::forbidden(format!(
-                "{} {:?} is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
-                crate::api::status::qualified_resource(&self.resource.group, &self.resource.plural),
-                ""
-            ))
-            .with_details(Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
-                group: (!self.resource.group.is_empty()).then(|| self.resource.group.clone()),
-                kind: Some(self.resource.plural.clone()),
-                causes: Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause {
-                    reason: Some("NamespaceTerminating".into()),
-                    message: Some(format!("namespace {namespace} is being terminated")),
-                    field: Some("metadata.namespace".into()),
-                }]),
-                ..Default::default()
-            }))),
-            Some(_) => Ok(()),
-        }
-    }
-
     fn encode(obj: &Value) -> Bytes {
         let mut v = obj.clone();
         if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
@@ -578,10 +596,26 @@ impl Registry {
         if !self.resource.is_stored() {
             return Err(ApiError::method_not_allowed());
         }
-        let (mut obj, warnings) = self.decode(body, namespace, opts)?;
+        let (mut obj, mut warnings) = self.decode(body, namespace, opts)?;
         self.strategy.default(&mut obj);
         meta::prepare_create(&mut obj);
-        if self.resource.subresource("status").is_some() {
+        let name = meta::name(&obj).to_string();
+        let mut attrs = admission::Attributes {
+            operation: admission::Operation::Create,
+            resource: &self.resource,
+            subresource: "",
+            namespace,
+            name: &name,
+            object: Some(obj),
+            old_object: None,
+            user: &opts.user,
+            dry_run: opts.dry_run,
+            options: json!({"kind": "CreateOptions", "apiVersion": "meta.k8s.io/v1"}),
+        };
+        warnings.extend(self.registries.admit(&mut attrs).await?);
+        let mut obj = attrs.object.take().unwrap_or(Value::Null);
+        if self.resource.subresource("status").is_some() && !self.strategy.keeps_status_on_create()
+        {
             if let Some(m) = obj.as_object_mut() {
                 m.remove("status");
             }
@@ -591,7 +625,9 @@ impl Registry {
             obj = self.record_fields(None, &obj, "", opts);
         }
         self.validate_create(&obj)?;
-        self.admit_namespace(namespace, true).await?;
+        attrs.object = Some(obj);
+        warnings.extend(self.registries.validate_admission(&attrs).await?);
+        let mut obj = attrs.object.take().unwrap_or(Value::Null);
         let allocator = self
             .registries
             .allocator(&self.resource.group, &self.resource.kind);
@@ -850,119 +886,164 @@ impl Registry {
         let key = self.key(namespace, name);
         let status_only = subresource == Some("status");
         let has_status = self.resource.subresource("status").is_some();
-        let mut warnings = Vec::new();
-        let mut dry_result: Option<Bytes> = None;
-        let r = self.resource.clone();
-        let result = self
-            .registries
-            .store()
-            .guaranteed_update(&key, &Preconditions::default(), false, |existing| {
-                let existing =
-                    existing.ok_or_else(|| StorageError::NotFound { key: key.clone() })?;
-                let old: Value = serde_json::from_slice(&existing.value)
-                    .map_err(|e| StorageError::Internal(format!("stored object: {e}")))?;
-                let mut old = conversion::to_served(&self.registries, &self.resource, old)?;
-                meta::meta_mut(&mut old).insert(
-                    "resourceVersion".into(),
-                    Value::String(existing.resource_version.to_string()),
-                );
-                let (mut new, w) = make_new(&old)?;
-                warnings = w;
-                let asked_rv = meta::str_field(&new, "resourceVersion").to_string();
-                if !asked_rv.is_empty() && asked_rv != existing.resource_version.to_string() {
-                    return Err(StorageError::Conflict {
-                        key: key.clone(),
-                        message: CONFLICT_MODIFIED.into(),
-                    });
-                }
-                if meta::name(&new) != name {
-                    return Err(ApiError::bad_request(format!(
-                        "the name of the object ({}) does not match the name on the URL ({name})",
-                        meta::name(&new)
-                    ))
-                    .into());
-                }
-                if status_only {
-                    // The status subresource changes status only.
-                    let mut merged = old.clone();
-                    if let Some(m) = merged.as_object_mut() {
-                        m.insert(
-                            "status".into(),
-                            new.get("status").cloned().unwrap_or(Value::Null),
-                        );
-                    }
-                    new = merged;
-                } else if subresource == Some("finalize") {
-                    // namespaces/finalize changes spec.finalizers only.
-                    let mut merged = old.clone();
-                    let fins = new["spec"].get("finalizers").cloned().unwrap_or(json!([]));
-                    if let Some(spec) = merged.get_mut("spec").and_then(Value::as_object_mut) {
-                        spec.insert("finalizers".into(), fins);
-                    }
-                    new = merged;
-                } else {
-                    if has_status {
-                        if let Some(m) = new.as_object_mut() {
-                            match old.get("status") {
-                                Some(s) => m.insert("status".into(), s.clone()),
-                                None => m.remove("status"),
-                            };
-                        }
-                    }
-                    self.strategy.default(&mut new);
-                    self.strategy.prepare_for_update(&mut new, &old);
-                }
-                let bump = self.strategy.generation_changed(&new, &old);
-                meta::prepare_update(&mut new, &old, bump);
-                if !opts.force_applied {
-                    new = self.record_fields(Some(&old), &new, subresource.unwrap_or(""), opts);
-                }
-                fieldmanager::ignore_timestamp_only_changes(&mut new, &old);
-                self.validate_update(&new, &old)?;
-                if opts.dry_run {
-                    dry_result = Some(crate::storage::rv::with_resource_version(
-                        &Self::encode(&new),
-                        existing.resource_version,
-                    ));
-                    return Ok(None);
-                }
-                Ok(Some(Self::encode(&conversion::to_storage(
-                    &self.registries,
-                    &self.resource,
-                    new,
-                )?)))
-            })
+        let store = self.registries.store();
+        let mut current = store
+            .get(&key)
             .await
-            .map_err(|e| storage_err(&r, name, e))?;
-        if let Some(d) = dry_result {
+            .map_err(|e| storage_err(&self.resource, name, e))?;
+        // Read-modify-write with compare-and-swap on the key's revision,
+        // retried on contention; each try runs the whole path again.
+        for _ in 0..1000 {
+            let old: Value = serde_json::from_slice(&current.value)
+                .map_err(|e| ApiError::internal(format!("stored object: {e}")))?;
+            let mut old = conversion::to_served(&self.registries, &self.resource, old)?;
+            meta::meta_mut(&mut old).insert(
+                "resourceVersion".into(),
+                Value::String(current.resource_version.to_string()),
+            );
+            let (mut new, mut warnings) = make_new(&old)?;
+            let asked_rv = meta::str_field(&new, "resourceVersion").to_string();
+            if !asked_rv.is_empty() && asked_rv != current.resource_version.to_string() {
+                return Err(ApiError::conflict(
+                    &self.resource.group,
+                    &self.resource.plural,
+                    name,
+                    CONFLICT_MODIFIED,
+                ));
+            }
+            if meta::name(&new) != name {
+                return Err(ApiError::bad_request(format!(
+                    "the name of the object ({}) does not match the name on the URL ({name})",
+                    meta::name(&new)
+                )));
+            }
+            if status_only {
+                // The status subresource changes status only.
+                let mut merged = old.clone();
+                if let Some(m) = merged.as_object_mut() {
+                    m.insert(
+                        "status".into(),
+                        new.get("status").cloned().unwrap_or(Value::Null),
+                    );
+                }
+                new = merged;
+            } else if subresource == Some("finalize") {
+                // namespaces/finalize changes spec.finalizers only.
+                let mut merged = old.clone();
+                let fins = new["spec"].get("finalizers").cloned().unwrap_or(json!([]));
+                if let Some(spec) = merged.get_mut("spec").and_then(Value::as_object_mut) {
+                    spec.insert("finalizers".into(), fins);
+                }
+                new = merged;
+            } else {
+                if has_status {
+                    if let Some(m) = new.as_object_mut() {
+                        match old.get("status") {
+                            Some(s) => m.insert("status".into(), s.clone()),
+                            None => m.remove("status"),
+                        };
+                    }
+                }
+                self.strategy.default(&mut new);
+            }
+            let mut attrs = admission::Attributes {
+                operation: admission::Operation::Update,
+                resource: &self.resource,
+                subresource: subresource.unwrap_or(""),
+                namespace,
+                name,
+                object: Some(new),
+                old_object: Some(&old),
+                user: &opts.user,
+                dry_run: opts.dry_run,
+                options: json!({"kind": "UpdateOptions", "apiVersion": "meta.k8s.io/v1"}),
+            };
+            warnings.extend(self.registries.admit(&mut attrs).await?);
+            let mut new = attrs.object.take().unwrap_or(Value::Null);
+            if !status_only && subresource != Some("finalize") {
+                self.strategy.prepare_for_update(&mut new, &old);
+            }
+            let bump = self.strategy.generation_changed(&new, &old);
+            meta::prepare_update(&mut new, &old, bump);
+            if !opts.force_applied {
+                new = self.record_fields(Some(&old), &new, subresource.unwrap_or(""), opts);
+            }
+            fieldmanager::ignore_timestamp_only_changes(&mut new, &old);
+            self.validate_update(&new, &old)?;
+            attrs.object = Some(new);
+            warnings.extend(self.registries.validate_admission(&attrs).await?);
+            let new = attrs.object.take().unwrap_or(Value::Null);
+            if opts.dry_run {
+                let object = crate::storage::rv::with_resource_version(
+                    &Self::encode(&new),
+                    current.resource_version,
+                );
+                return Ok(Written {
+                    object,
+                    warnings,
+                    created: false,
+                });
+            }
+            let bytes = Self::encode(&conversion::to_storage(
+                &self.registries,
+                &self.resource,
+                new,
+            )?);
+            if bytes == current.value {
+                // Nothing changed: no write, no new resourceVersion.
+                return Ok(Written {
+                    object: self.served(current.to_json()),
+                    warnings,
+                    created: false,
+                });
+            }
+            let result = match store
+                .swap(&key, bytes, current.resource_version)
+                .await
+                .map_err(|e| storage_err(&self.resource, name, e))?
+            {
+                store::Swap::Done(obj) => obj,
+                store::Swap::Changed(Some(now)) => {
+                    current = now;
+                    continue;
+                }
+                store::Swap::Changed(None) => {
+                    return Err(ApiError::not_found(
+                        &self.resource.group,
+                        &self.resource.plural,
+                        name,
+                    ))
+                }
+            };
+            // An object being deleted whose last finalizer went away is deleted now.
+            if let Ok(v) = serde_json::from_slice::<Value>(&result.value) {
+                if meta::is_deleting(&v)
+                    && meta::finalizers(&v).is_empty()
+                    && !self.strategy.defer_deletion(&mut v.clone())
+                {
+                    let pre = Preconditions {
+                        resource_version: Some(result.resource_version.to_string()),
+                        uid: None,
+                    };
+                    match store.delete(&key, &pre, |_| Ok(())).await {
+                        Ok(gone) => self.released(&gone.value).await,
+                        Err(StorageError::NotFound { .. }) => {}
+                        Err(e) => return Err(storage_err(&self.resource, name, e)),
+                    }
+                }
+            }
             return Ok(Written {
-                object: d,
+                object: self.served(result.to_json()),
                 warnings,
                 created: false,
             });
         }
-        // An object being deleted whose last finalizer went away is deleted now.
-        if let Ok(v) = serde_json::from_slice::<Value>(&result.value) {
-            if meta::is_deleting(&v)
-                && meta::finalizers(&v).is_empty()
-                && !self.strategy.defer_deletion(&mut v.clone())
-            {
-                let pre = Preconditions {
-                    resource_version: Some(result.resource_version.to_string()),
-                    uid: None,
-                };
-                match self.registries.store().delete(&key, &pre, |_| Ok(())).await {
-                    Ok(gone) => self.released(&gone.value).await,
-                    Err(StorageError::NotFound { .. }) => {}
-                    Err(e) => return Err(storage_err(&self.resource, name, e)),
-                }
-            }
-        }
-        Ok(Written {
-            object: self.served(result.to_json()),
-            warnings,
-            created: false,
-        })
+        Err(ApiError::conflict(
+            &self.resource.group,
+            &self.resource.plural,
+            name,
+            CONFLICT_MODIFIED,
+        ))
     }
 
     pub async fn update(
@@ -1017,7 +1098,8 @@ impl Registry {
                     if p.0.len() > 10_000 {
                         return Err(ApiError::new(413, crate::api::Reason::RequestEntityTooLarge, "The allowed number of operations in a JSON patch is 10000"));
                     }
-                    json_patch::patch(&mut doc, &p).map_err(|e| ApiError::new(422, crate::api::Reason::Invalid, e.to_string()))?;
+                    // upstream answers a failed operation (a `test` that does not match too) with a generic 422.
+                    json_patch::patch(&mut doc, &p).map_err(|_| ApiError::new(422, crate::api::Reason::Invalid, "the server rejected our request due to an error in our request"))?;
                 }
                 PatchType::Merge => json_patch::merge(&mut doc, &patch_value),
                                 PatchType::StrategicMerge => {
@@ -1027,7 +1109,8 @@ impl Registry {
                             415,
                             crate::api::Reason::UnsupportedMediaType,
                             "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
-                        ));
+                        )
+                        .with_details(None));
                     };
                     doc = patch::strategic::apply(&doc, &patch_value, &type_name).map_err(|e| {
                         let reason = match e.code() {
@@ -1123,6 +1206,19 @@ impl Registry {
             .check(&current)
             .map_err(|e| storage_err(&self.resource, name, e))?;
         let obj: Value = serde_json::from_slice(&current.value).unwrap_or(json!({}));
+        let attrs = admission::Attributes {
+            operation: admission::Operation::Delete,
+            resource: &self.resource,
+            subresource: "",
+            namespace,
+            name,
+            object: None,
+            old_object: Some(&obj),
+            user: &opts.user,
+            dry_run: opts.dry_run,
+            options: json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "propagationPolicy": opts.propagation_policy}),
+        };
+        self.registries.validate_admission(&attrs).await?;
         let mut finalizers = meta::finalizers(&obj);
         let extra = match opts.propagation_policy.as_deref() {
             Some("Foreground") => Some("foregroundDeletion"),

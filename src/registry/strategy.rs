@@ -43,6 +43,11 @@ pub trait Strategy: Send + Sync {
         None
     }
 
+    /// Whether a create keeps the status the client sent (Nodes do, as upstream).
+    fn keeps_status_on_create(&self) -> bool {
+        false
+    }
+
     /// Whether an update changes the desired state (bumping metadata.generation).
     fn generation_changed(&self, new: &Value, old: &Value) -> bool {
         new.get("spec") != old.get("spec")

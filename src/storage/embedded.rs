@@ -15,7 +15,10 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use redb::{
+    Database, ReadOnlyDatabase, ReadableDatabase, ReadableTable, ReadableTableMetadata,
+    TableDefinition,
+};
 use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::backend::{
@@ -110,8 +113,51 @@ struct Pending {
     reply: oneshot::Sender<Result<TxnOutcome, BackendError>>,
 }
 
+/// The database: open for writing when serving, or only for reading
+/// (`kapi etcd dump`), with no writer behind it.
+enum Db {
+    Writable(Database),
+    ReadOnly(ReadOnlyDatabase),
+}
+
+impl Db {
+    fn begin_read(&self) -> Result<redb::ReadTransaction, redb::TransactionError> {
+        match self {
+            Db::Writable(db) => db.begin_read(),
+            Db::ReadOnly(db) => db.begin_read(),
+        }
+    }
+
+    fn begin_write(&self) -> Result<redb::WriteTransaction, BackendError> {
+        match self {
+            Db::Writable(db) => db.begin_write().map_err(internal),
+            Db::ReadOnly(_) => Err(BackendError::Unavailable(
+                "the store is open read-only".into(),
+            )),
+        }
+    }
+}
+
+/// Why [`Embedded::open_read_only`] could not open a store.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadOnlyError {
+    /// Another process, a serving kapi, has the store open for writing:
+    /// redb locks the whole file for its one writer.
+    #[error("{} is in use by another process", .0.display())]
+    InUse(PathBuf),
+    /// The last writer did not close the store cleanly; reading it in
+    /// place would need redb's recovery, which writes.
+    #[error("{} was not closed cleanly and needs recovery", .0.display())]
+    NeedsRecovery(PathBuf),
+    #[error(transparent)]
+    Store(#[from] BackendError),
+}
+
+/// How many copies [`Embedded::open_snapshot`] takes before giving up.
+const SNAPSHOT_ATTEMPTS: u32 = 10;
+
 struct Shared {
-    db: Database,
+    db: Db,
     path: PathBuf,
     current: AtomicI64,
     compacted: AtomicI64,
@@ -184,7 +230,7 @@ impl Embedded {
         };
         let (events, _) = broadcast::channel(4096);
         let shared = Arc::new(Shared {
-            db,
+            db: Db::Writable(db),
             path,
             current: AtomicI64::new(current),
             compacted: AtomicI64::new(compacted),
@@ -200,6 +246,118 @@ impl Embedded {
             shared,
             writes: parking_lot::RwLock::new(Some(tx)),
             writer: parking_lot::Mutex::new(Some(writer)),
+        })
+    }
+
+    /// Opens the store in `dir` for reading only, beside other readers and
+    /// without changing the file. Fails with [`ReadOnlyError::InUse`] while
+    /// a kapi serves from it (see [`Embedded::open_snapshot`] for that case).
+    pub fn open_read_only(dir: &Path) -> Result<Embedded, ReadOnlyError> {
+        let path = dir.join("kapi.redb");
+        if !path.is_file() {
+            return Err(
+                BackendError::Unavailable(format!("{}: no such store", path.display())).into(),
+            );
+        }
+        let db = redb::Builder::new()
+            .set_cache_size(16 << 20)
+            .open_read_only(&path)
+            .map_err(|e| match e {
+                redb::DatabaseError::DatabaseAlreadyOpen => ReadOnlyError::InUse(path.clone()),
+                redb::DatabaseError::RepairAborted => ReadOnlyError::NeedsRecovery(path.clone()),
+                other => BackendError::Corrupt(format!(
+                    "{} is not a usable kapi store: {other}",
+                    path.display()
+                ))
+                .into(),
+            })?;
+        Ok(Self::reader(Db::ReadOnly(db), path)?)
+    }
+
+    /// Opens a consistent copy of the store in `dir` while another process
+    /// may be writing it, for reading.
+    ///
+    /// redb gives its one writer an exclusive lock on the whole file, so
+    /// while a kapi serves, no other process can open the store, not even
+    /// read-only (`ReadOnlyDatabase` shares the file only with readers;
+    /// sharing it with a writer needs redb's experimental multi-process
+    /// mode, which changes redb's API and the serving store's locking).
+    /// Asking the serving kapi instead would need an endpoint that exposes
+    /// raw storage. So the file is copied to `scratch` and the copy opened
+    /// for writing, which runs redb's crash recovery on it: recovery checks
+    /// the checksum of every page reachable from the newest commit, and
+    /// falls back to the commit before it. A copy is an image of the file
+    /// as a crash would leave it, unless a commit overwrote pages of both
+    /// of those commits while it was read; such a torn copy fails the
+    /// checksums and is taken again, so what is read is always one
+    /// committed state, never a mix. A store busy enough to tear every one
+    /// of [`SNAPSHOT_ATTEMPTS`] copies is reported as such.
+    pub fn open_snapshot(dir: &Path, scratch: &Path) -> Result<Embedded, BackendError> {
+        let source = dir.join("kapi.redb");
+        let copy = scratch.join("kapi.redb");
+        let mut last = String::new();
+        for attempt in 0..SNAPSHOT_ATTEMPTS {
+            if attempt > 0 {
+                std::thread::sleep(std::time::Duration::from_millis(20 * attempt as u64));
+            }
+            let _ = std::fs::remove_file(&copy);
+            if let Err(e) = std::fs::copy(&source, &copy) {
+                return Err(BackendError::Unavailable(format!(
+                    "cannot copy {} to {}: {e}",
+                    source.display(),
+                    scratch.display()
+                )));
+            }
+            match Database::builder().set_cache_size(16 << 20).create(&copy) {
+                Ok(db) => return Self::reader(Db::Writable(db), source),
+                Err(e) => last = e.to_string(),
+            }
+        }
+        Err(BackendError::Unavailable(format!(
+            "{} changed while each of {SNAPSHOT_ATTEMPTS} copies of it was taken ({last})",
+            source.display()
+        )))
+    }
+
+    /// A store with no writer over an opened database.
+    fn reader(db: Db, path: PathBuf) -> Result<Embedded, BackendError> {
+        let not_kapi = |e: &dyn std::fmt::Display| {
+            BackendError::Corrupt(format!("{} is not a kapi store: {e}", path.display()))
+        };
+        let (current, compacted) = {
+            let txn = db.begin_read().map_err(internal)?;
+            let meta = txn.open_table(META).map_err(|e| not_kapi(&e))?;
+            match meta.get(FORMAT_KEY).map_err(internal)?.map(|v| v.value()) {
+                Some(FORMAT_VERSION) => {}
+                Some(other) => {
+                    return Err(BackendError::Corrupt(format!(
+                        "{} has store format {other}, this kapi reads format {FORMAT_VERSION}",
+                        path.display()
+                    )))
+                }
+                None => return Err(not_kapi(&"no format version")),
+            }
+            txn.open_table(REVS).map_err(|e| not_kapi(&e))?;
+            txn.open_table(LOG).map_err(|e| not_kapi(&e))?;
+            let get = |k: &str, default: u64| -> Result<u64, BackendError> {
+                Ok(meta
+                    .get(k)
+                    .map_err(internal)?
+                    .map_or(default, |v| v.value()))
+            };
+            (get(CURRENT_KEY, 1)? as i64, get(COMPACTED_KEY, 0)? as i64)
+        };
+        let (events, _) = broadcast::channel(16);
+        Ok(Embedded {
+            shared: Arc::new(Shared {
+                db,
+                path,
+                current: AtomicI64::new(current),
+                compacted: AtomicI64::new(compacted),
+                events,
+            }),
+            writes: parking_lot::RwLock::new(None),
+            writer: parking_lot::Mutex::new(None),
         })
     }
 
@@ -301,7 +459,7 @@ fn apply_batch(
     batch: &[Pending],
     current: i64,
 ) -> Result<BatchResult, BackendError> {
-    let txn = shared.db.begin_write().map_err(internal)?;
+    let txn = shared.db.begin_write()?;
     let mut outcomes = Vec::with_capacity(batch.len());
     let mut events = Vec::new();
     let mut rev = current;
@@ -548,7 +706,12 @@ impl Backend for Embedded {
                     last_key = Some(key.to_string());
                 }
                 if r <= at as u64 {
-                    best = Some((r, v.value().to_vec()));
+                    // Past the limit a key is only counted: its record's
+                    // header says whether it is live, the value is not needed.
+                    let raw = v.value();
+                    let full = req.limit > 0 && resp.kvs.len() as i64 >= req.limit;
+                    let keep = if full { raw.len().min(17) } else { raw.len() };
+                    best = Some((r, raw[..keep].to_vec()));
                 }
             }
             if let Some(prev_key) = last_key {

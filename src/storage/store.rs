@@ -198,6 +198,15 @@ pub fn decode_continue(token: &str) -> Result<(i64, String), StorageError> {
     Ok((t.rv, t.start))
 }
 
+/// The outcome of [`Store::swap`].
+#[derive(Debug, Clone)]
+pub enum Swap {
+    /// Written; the object as stored.
+    Done(Object),
+    /// The key changed (or is gone): what it holds now.
+    Changed(Option<Object>),
+}
+
 /// Most attempts of a guaranteed update before giving up on contention.
 const MAX_UPDATE_ATTEMPTS: usize = 1000;
 
@@ -427,6 +436,18 @@ impl Store {
             key: key.to_string(),
             message: CONFLICT_MODIFIED.into(),
         })
+    }
+
+    /// Writes `value` if the key's resourceVersion is still `expected`.
+    pub async fn swap(&self, key: &str, value: Bytes, expected: i64) -> Result<Swap, StorageError> {
+        match self.backend.update(key, value.clone(), expected).await? {
+            TxnOutcome::Applied { revision } => Ok(Swap::Done(Object {
+                key: key.to_string(),
+                value,
+                resource_version: revision,
+            })),
+            TxnOutcome::Failed { current } => Ok(Swap::Changed(current.map(Object::from_kv))),
+        }
     }
 
     /// How many objects live under `prefix` now.

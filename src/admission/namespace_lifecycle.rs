@@ -1,0 +1,55 @@
+//! NamespaceLifecycle: no new objects in a namespace that does not exist
+//! or is being terminated; the system namespaces cannot be deleted (the
+//! namespace strategy refuses that before admission is reached).
+
+use serde_json::json;
+
+use super::{Attributes, Context, Operation, ValidatingPlugin};
+use crate::api::ApiError;
+use crate::registry::meta;
+
+pub struct NamespaceLifecycle;
+
+#[async_trait::async_trait]
+impl ValidatingPlugin for NamespaceLifecycle {
+    fn name(&self) -> &'static str {
+        "NamespaceLifecycle"
+    }
+
+    async fn validate(&self, a: &Attributes<'_>, ctx: &Context) -> Result<Vec<String>, ApiError> {
+        if a.operation != Operation::Create || !a.resource.namespaced || a.namespace.is_empty() {
+            return Ok(Vec::new());
+        }
+        // Some review-like subresources are allowed in terminating namespaces (upstream: tokens, evictions).
+        let Some(nsr) = ctx.registries.get("", "v1", "namespaces") else {
+            return Ok(Vec::new());
+        };
+        let ns = match nsr.get_object("", a.namespace, None).await {
+            Ok(b) => serde_json::from_slice::<serde_json::Value>(&b).unwrap_or(json!({})),
+            Err(e) if e.code == 404 => {
+                return Err(ApiError::not_found("", "namespaces", a.namespace))
+            }
+            Err(e) => return Err(e),
+        };
+        if ns["status"]["phase"] == "Terminating" || meta::is_deleting(&ns) {
+            let r = a.resource;
+            let qualified = crate::api::status::qualified_resource(&r.group, &r.plural);
+            return Err(ApiError::forbidden(format!(
+                "{qualified} {:?} is forbidden: unable to create new content in namespace {} because it is being terminated",
+                a.name, a.namespace
+            ))
+            .with_details(Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                name: (!a.name.is_empty()).then(|| a.name.to_string()),
+                group: (!r.group.is_empty()).then(|| r.group.clone()),
+                kind: Some(r.plural.clone()),
+                causes: Some(vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause {
+                    reason: Some("NamespaceTerminating".into()),
+                    message: Some(format!("namespace {} is being terminated", a.namespace)),
+                    field: Some("metadata.namespace".into()),
+                }]),
+                ..Default::default()
+            })));
+        }
+        Ok(Vec::new())
+    }
+}

@@ -1,0 +1,1172 @@
+//! `kapi routes`: every route of every server of the delegation chain, in
+//! the order a request meets them (aggregator -> kube-apiserver ->
+//! apiextensions-apiserver -> not found), and which one a given request
+//! would reach.
+//!
+//! Non-resource routes are each server's own route table, built by
+//! [`crate::app::route_tables`] exactly as `kapi serve` builds them.
+//! Resource routes are derived from the catalog with upstream's URL layout
+//! (`k8s.io/apiserver/pkg/endpoints/installer.go`): collection, item,
+//! all-namespaces and deprecated `/watch/` paths, and subresources.
+//! The catalog is the built-in one (offline) or the one a running kapi
+//! describes in its aggregated discovery (with its current CRDs).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use http::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::api::catalog::{Catalog, Owner, Resource, Subresource};
+use crate::server::request_info::RequestInfo;
+use crate::server::{HandlerKind, RouteInfo};
+
+/// The servers of the chain, in delegation order.
+pub const SERVERS: [&str; 3] = ["aggregator", "kube-apiserver", "apiextensions-apiserver"];
+
+/// The name of the server that serves resources of `owner`.
+pub fn server_name(owner: Owner) -> &'static str {
+    match owner {
+        Owner::Aggregator => SERVERS[0],
+        Owner::KubeApiserver => SERVERS[1],
+        Owner::Apiextensions => SERVERS[2],
+    }
+}
+
+/// One route: a method and path template, the server that answers it and
+/// what it is about.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Route {
+    pub server: String,
+    pub method: String,
+    /// The path template (`/api/v1/namespaces/{namespace}/pods`), with the
+    /// query that selects the verb where there is one (`?watch=true`).
+    pub path: String,
+    /// The verb as authorization sees it: `list`, `watch`, `create`, ...;
+    /// for non-resource routes the lower-case method, as upstream.
+    pub verb: String,
+    pub handler: HandlerKind,
+    pub group: String,
+    pub version: String,
+    pub resource: String,
+    pub subresource: String,
+    pub kind: String,
+    /// Whether the resource is namespaced (absent for non-resource routes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespaced: Option<bool>,
+    /// The path in axum's syntax (`{*path}` for a rest-of-path wildcard),
+    /// without the query.
+    #[serde(skip)]
+    pattern: String,
+}
+
+impl Route {
+    /// `pods`, `deployments.apps`, `deployments.apps/scale`, as kubectl
+    /// names resources; empty for non-resource routes.
+    pub fn resource_name(&self) -> String {
+        if self.resource.is_empty() {
+            return String::new();
+        }
+        let mut s = self.resource.clone();
+        if !self.group.is_empty() {
+            s = format!("{s}.{}", self.group);
+        }
+        if !self.subresource.is_empty() {
+            s = format!("{s}/{}", self.subresource);
+        }
+        s
+    }
+
+    /// `v1`, `apps/v1`; empty for non-resource routes.
+    pub fn api_version(&self) -> String {
+        match (self.group.as_str(), self.version.as_str()) {
+            (_, "") => String::new(),
+            ("", v) => v.to_string(),
+            (g, v) => format!("{g}/{v}"),
+        }
+    }
+
+    fn non_resource(info: &RouteInfo) -> Route {
+        Route {
+            server: info.server.to_string(),
+            method: info.method.clone(),
+            path: info.path.clone(),
+            verb: info.method.to_ascii_lowercase(),
+            handler: info.handler,
+            group: String::new(),
+            version: String::new(),
+            resource: String::new(),
+            subresource: String::new(),
+            kind: String::new(),
+            namespaced: None,
+            pattern: info.pattern.clone(),
+        }
+    }
+}
+
+/// Every route of every server, in delegation order: for each server its
+/// non-resource routes (from `non_resource`, as [`crate::app::route_tables`]
+/// builds them), then the routes of the catalog's resources it owns.
+pub fn all(catalog: &Catalog, non_resource: &[RouteInfo]) -> Vec<Route> {
+    let resources = ordered(catalog);
+    let mut out = Vec::new();
+    for server in SERVERS {
+        out.extend(
+            non_resource
+                .iter()
+                .filter(|r| r.server == server)
+                .map(Route::non_resource),
+        );
+        for r in resources.iter().filter(|r| server_name(r.owner) == server) {
+            out.extend(resource_routes(r));
+        }
+    }
+    out
+}
+
+/// Resources in discovery order: groups by priority (the catalog's order),
+/// versions preferred first, resources by plural.
+fn ordered(catalog: &Catalog) -> Vec<std::sync::Arc<Resource>> {
+    let groups = catalog.group_order();
+    let mut all = catalog.all();
+    all.sort_by(|a, b| {
+        let ga = groups.iter().position(|g| *g == a.group);
+        let gb = groups.iter().position(|g| *g == b.group);
+        ga.cmp(&gb)
+            .then_with(|| version_priority(&b.version).cmp(&version_priority(&a.version)))
+            .then_with(|| a.plural.cmp(&b.plural))
+    });
+    all
+}
+
+/// upstream's version priority: GA over beta over alpha, higher numbers
+/// first; anything else last, alphabetically (reversed, so it sorts later).
+fn version_priority(v: &str) -> (u8, u32, u32, std::cmp::Reverse<String>) {
+    let other = (0, 0, 0, std::cmp::Reverse(v.to_string()));
+    let Some(rest) = v.strip_prefix('v') else {
+        return other;
+    };
+    let digits: String = rest.chars().take_while(|c| c.is_ascii_digit()).collect();
+    let Ok(major) = digits.parse::<u32>() else {
+        return other;
+    };
+    let tail = &rest[digits.len()..];
+    let (level, minor) = if tail.is_empty() {
+        (3, 0)
+    } else if let Some(n) = tail.strip_prefix("beta") {
+        (2, n.parse().unwrap_or(0))
+    } else if let Some(n) = tail.strip_prefix("alpha") {
+        (1, n.parse().unwrap_or(0))
+    } else {
+        return other;
+    };
+    (level, major, minor, std::cmp::Reverse(String::new()))
+}
+
+fn method_of(verb: &str) -> Option<Method> {
+    Some(match verb {
+        "get" | "list" | "watch" => Method::GET,
+        "create" => Method::POST,
+        "update" => Method::PUT,
+        "patch" => Method::PATCH,
+        "delete" | "deletecollection" => Method::DELETE,
+        _ => return None,
+    })
+}
+
+/// The routes of one resource, as upstream's installer lays them out.
+pub fn resource_routes(r: &Resource) -> Vec<Route> {
+    let base = if r.group.is_empty() {
+        format!("/api/{}", r.version)
+    } else {
+        format!("/apis/{}/{}", r.group, r.version)
+    };
+    let plural = &r.plural;
+    let (collection, watch_collection) = if r.namespaced {
+        (
+            format!("{base}/namespaces/{{namespace}}/{plural}"),
+            format!("{base}/watch/namespaces/{{namespace}}/{plural}"),
+        )
+    } else {
+        (format!("{base}/{plural}"), format!("{base}/watch/{plural}"))
+    };
+    let item = format!("{collection}/{{name}}");
+    let mk = |method: Method, pattern: &str, query: &str, verb: &str, sub: Option<&Subresource>| {
+        let handler = match sub {
+            Some(s) if s.name == "proxy" => HandlerKind::Proxy,
+            _ => HandlerKind::Resource,
+        };
+        Route {
+            server: server_name(r.owner).to_string(),
+            method: method.to_string(),
+            path: format!("{}{query}", pattern.replace("{*", "{")),
+            verb: verb.to_string(),
+            handler,
+            group: r.group.clone(),
+            version: r.version.clone(),
+            resource: r.plural.clone(),
+            subresource: sub.map(|s| s.name.clone()).unwrap_or_default(),
+            kind: sub.map_or_else(|| r.kind.clone(), |s| s.kind.clone()),
+            namespaced: Some(r.namespaced),
+            pattern: pattern.to_string(),
+        }
+    };
+    let mut out = Vec::new();
+    if r.has_verb("list") {
+        out.push(mk(Method::GET, &collection, "", "list", None));
+    }
+    if r.has_verb("watch") {
+        out.push(mk(Method::GET, &collection, "?watch=true", "watch", None));
+    }
+    if r.has_verb("create") {
+        out.push(mk(Method::POST, &collection, "", "create", None));
+    }
+    if r.has_verb("deletecollection") {
+        out.push(mk(
+            Method::DELETE,
+            &collection,
+            "",
+            "deletecollection",
+            None,
+        ));
+    }
+    if r.namespaced {
+        let across = format!("{base}/{plural}");
+        if r.has_verb("list") {
+            out.push(mk(Method::GET, &across, "", "list", None));
+        }
+        if r.has_verb("watch") {
+            out.push(mk(Method::GET, &across, "?watch=true", "watch", None));
+            out.push(mk(
+                Method::GET,
+                &format!("{base}/watch/{plural}"),
+                "",
+                "watch",
+                None,
+            ));
+        }
+    }
+    if r.has_verb("watch") {
+        out.push(mk(Method::GET, &watch_collection, "", "watch", None));
+    }
+    for verb in ["get", "update", "patch", "delete"] {
+        if let (true, Some(m)) = (r.has_verb(verb), method_of(verb)) {
+            out.push(mk(m, &item, "", verb, None));
+        }
+    }
+    if r.has_verb("watch") {
+        out.push(mk(
+            Method::GET,
+            &format!("{watch_collection}/{{name}}"),
+            "",
+            "watch",
+            None,
+        ));
+    }
+    for s in &r.subresources {
+        let path = format!("{item}/{}", s.name);
+        let mut paths = vec![path.clone()];
+        if s.name == "proxy" {
+            paths.push(format!("{path}/{{*path}}"));
+        }
+        for p in &paths {
+            for verb in ["get", "create", "update", "patch", "delete"] {
+                if let (true, Some(m)) = (s.verbs.iter().any(|v| v == verb), method_of(verb)) {
+                    out.push(mk(m, p, "", verb, Some(s)));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Which routes to show.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    pub server: Option<String>,
+    /// An API group; `core` or `""` for the legacy group.
+    pub group: Option<String>,
+    /// A resource as kubectl accepts it: plural, singular, short name or
+    /// kind, optionally `.group` and `/subresource`.
+    pub resource: Option<String>,
+}
+
+impl Filter {
+    pub fn apply(&self, catalog: &Catalog, routes: Vec<Route>) -> Vec<Route> {
+        let resource = self
+            .resource
+            .as_deref()
+            .map(|r| ResourceQuery::parse(r, catalog));
+        routes
+            .into_iter()
+            .filter(|r| self.server.as_deref().is_none_or(|s| r.server == s))
+            .filter(|r| {
+                self.group.as_deref().is_none_or(|g| {
+                    !r.resource.is_empty() && (r.group == g || g == "core" && r.group.is_empty())
+                })
+            })
+            .filter(|r| resource.as_ref().is_none_or(|q| q.matches(r)))
+            .collect()
+    }
+}
+
+struct ResourceQuery {
+    /// Plurals the name stands for (a kind or short name resolved through the catalog).
+    plurals: Vec<String>,
+    group: Option<String>,
+    subresource: Option<String>,
+}
+
+impl ResourceQuery {
+    fn parse(text: &str, catalog: &Catalog) -> ResourceQuery {
+        let text = text.to_ascii_lowercase();
+        let (name, subresource) = match text.split_once('/') {
+            Some((n, s)) => (n.to_string(), Some(s.to_string())),
+            None => (text.clone(), None),
+        };
+        let (name, group) = match name.split_once('.') {
+            Some((n, g)) => (n.to_string(), Some(g.to_string())),
+            None => (name, None),
+        };
+        let mut plurals = vec![name.clone()];
+        for r in catalog.all() {
+            if r.singular == name
+                || r.kind.to_ascii_lowercase() == name
+                || r.short_names.iter().any(|s| *s == name)
+            {
+                plurals.push(r.plural.clone());
+            }
+        }
+        ResourceQuery {
+            plurals,
+            group,
+            subresource,
+        }
+    }
+
+    fn matches(&self, r: &Route) -> bool {
+        !r.resource.is_empty()
+            && self.plurals.contains(&r.resource)
+            && self.group.as_deref().is_none_or(|g| r.group == g)
+            && self
+                .subresource
+                .as_deref()
+                .is_none_or(|s| r.subresource == s)
+    }
+}
+
+/// How a request would be answered.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// A route serves it.
+    Served,
+    /// A server owns the path but not with this method: a 405 Status.
+    MethodNotAllowed,
+    /// A server's resource handler answers a NotFound Status.
+    ResourceNotFound,
+    /// The chain's not-found handler answers a NotFound Status: an unknown
+    /// resource inside a served group version.
+    NotFoundStatus,
+    /// The chain's not-found handler answers the plain `404 page not found`.
+    PageNotFound,
+}
+
+/// What [`RequestInfo::parse`] makes of the request.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RequestView {
+    pub is_resource_request: bool,
+    pub verb: String,
+    pub api_group: String,
+    pub api_version: String,
+    pub namespace: String,
+    pub resource: String,
+    pub subresource: String,
+    pub name: String,
+}
+
+/// The answer to `kapi routes --match METHOD PATH`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Match {
+    pub method: String,
+    pub path: String,
+    pub request_info: RequestView,
+    /// Servers the request passed through before one answered.
+    pub passed: Vec<String>,
+    /// The server that answers; `not-found` for the chain's last handler.
+    pub server: String,
+    pub outcome: Outcome,
+    /// HTTP status of the answer (0 when a route serves it: the handler decides).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub status: u16,
+    /// The route that serves it, or the one whose method does not fit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub route: Option<Route>,
+    /// Why, in words.
+    pub reason: String,
+}
+
+fn is_zero(n: &u16) -> bool {
+    *n == 0
+}
+
+/// Whether a path matches an axum pattern; the score ranks matches as
+/// axum does (more literal segments first, a rest-of-path wildcard last).
+fn pattern_match(pattern: &str, path: &str) -> Option<(usize, bool)> {
+    let pat: Vec<&str> = pattern.trim_start_matches('/').split('/').collect();
+    let segs: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let mut literal = 0;
+    for (i, p) in pat.iter().enumerate() {
+        if p.starts_with("{*") {
+            let rest = &segs[i.min(segs.len())..];
+            return (!rest.is_empty() && !rest.iter().all(|s| s.is_empty()))
+                .then_some((literal, false));
+        }
+        let s = segs.get(i)?;
+        if p.starts_with('{') {
+            if s.is_empty() {
+                return None;
+            }
+        } else if p != s {
+            return None;
+        } else {
+            literal += 1;
+        }
+    }
+    (pat.len() == segs.len()).then_some((literal, true))
+}
+
+fn best<'a>(candidates: impl Iterator<Item = &'a Route>, path: &str) -> Vec<&'a Route> {
+    let scored: Vec<((usize, bool), &Route)> = candidates
+        .filter_map(|r| pattern_match(&r.pattern, path).map(|s| ((s.0, s.1), r)))
+        .collect();
+    let Some(top) = scored
+        .iter()
+        .map(|(s, _)| *s)
+        .max_by_key(|(l, exact)| (*exact, *l))
+    else {
+        return Vec::new();
+    };
+    scored
+        .into_iter()
+        .filter(|(s, _)| *s == top)
+        .map(|(_, r)| r)
+        .collect()
+}
+
+/// Which server and route would answer `method target` (a path with an
+/// optional query), walking the chain as the router does: each server's
+/// own routes first, then the resources it owns, then its delegate.
+pub fn match_request(catalog: &Catalog, routes: &[Route], method: &Method, target: &str) -> Match {
+    let (path, query) = match target.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
+        None => (target, None),
+    };
+    let info = RequestInfo::parse(method, path, query);
+    let view = RequestView {
+        is_resource_request: info.is_resource_request,
+        verb: info.verb.clone(),
+        api_group: info.api_group.clone(),
+        api_version: info.api_version.clone(),
+        namespace: info.namespace.clone(),
+        resource: info.resource.clone(),
+        subresource: info.subresource.clone(),
+        name: info.name.clone(),
+    };
+    let answer = |passed: &[String],
+                  server: &str,
+                  outcome,
+                  status,
+                  route: Option<&Route>,
+                  reason: String| Match {
+        method: method.to_string(),
+        path: target.to_string(),
+        request_info: view.clone(),
+        passed: passed.to_vec(),
+        server: server.to_string(),
+        outcome,
+        status,
+        route: route.cloned(),
+        reason,
+    };
+    // axum answers HEAD with the GET handler.
+    let fits = |m: &str| m == method.as_str() || (*method == Method::HEAD && m == "GET");
+    let mut passed = Vec::new();
+    for server in SERVERS {
+        let own = best(
+            routes
+                .iter()
+                .filter(|r| r.server == server && r.handler == HandlerKind::NonResource),
+            path,
+        );
+        if !own.is_empty() {
+            if let Some(r) = own.iter().find(|r| fits(&r.method)) {
+                return answer(
+                    &passed,
+                    server,
+                    Outcome::Served,
+                    0,
+                    Some(r),
+                    format!("{server} serves {} itself", r.path),
+                );
+            }
+            let allowed: Vec<&str> = own.iter().map(|r| r.method.as_str()).collect();
+            return answer(
+                &passed,
+                server,
+                Outcome::MethodNotAllowed,
+                405,
+                own.first().copied(),
+                format!(
+                    "{server} routes {} for {} only",
+                    own[0].path,
+                    allowed.join(", ")
+                ),
+            );
+        }
+        let owned = info
+            .is_resource_request
+            .then(|| catalog.get(&info.api_group, &info.api_version, &info.resource))
+            .flatten()
+            .filter(|r| server_name(r.owner) == server);
+        if let Some(r) = owned {
+            let candidates = best(
+                routes.iter().filter(|x| {
+                    x.server == server
+                        && x.handler != HandlerKind::NonResource
+                        && x.group == r.group
+                        && x.version == r.version
+                        && x.resource == r.plural
+                }),
+                path,
+            );
+            if let Some(x) = candidates
+                .iter()
+                .find(|x| fits(&x.method) && x.verb == info.verb)
+            {
+                return answer(
+                    &passed,
+                    server,
+                    Outcome::Served,
+                    0,
+                    Some(x),
+                    format!("{server} serves {}", x.resource_name()),
+                );
+            }
+            let (outcome, status, reason) = resource_refusal(&r, &info, !candidates.is_empty());
+            return answer(
+                &passed,
+                server,
+                outcome,
+                status,
+                candidates.first().copied(),
+                format!("{server} owns {}: {reason}", r.plural),
+            );
+        }
+        passed.push(server.to_string());
+    }
+    if info.is_resource_request && catalog.serves_group_version(&info.api_group, &info.api_version)
+    {
+        let gv = if info.api_group.is_empty() {
+            info.api_version.clone()
+        } else {
+            format!("{}/{}", info.api_group, info.api_version)
+        };
+        return answer(
+            &passed,
+            "not-found",
+            Outcome::NotFoundStatus,
+            404,
+            None,
+            format!(
+                "{gv} is served but has no resource {:?}: a NotFound Status",
+                info.resource
+            ),
+        );
+    }
+    answer(
+        &passed,
+        "not-found",
+        Outcome::PageNotFound,
+        404,
+        None,
+        "no server has a route for it: 404 page not found".to_string(),
+    )
+}
+
+/// What the resource handler answers for a request on a resource it owns
+/// that no route of it fits (`ResourceHandler::handle`'s checks).
+fn resource_refusal(r: &Resource, info: &RequestInfo, path_fits: bool) -> (Outcome, u16, String) {
+    let nf = |why: &str| {
+        (
+            Outcome::ResourceNotFound,
+            404,
+            format!("{why}: a NotFound Status"),
+        )
+    };
+    let na = |why: &str| {
+        (
+            Outcome::MethodNotAllowed,
+            405,
+            format!("{why}: a MethodNotAllowed Status"),
+        )
+    };
+    let ns = !info.namespace.is_empty();
+    if r.namespaced && !ns && !matches!(info.verb.as_str(), "list" | "watch") {
+        return nf("it is namespaced and the path names no namespace");
+    }
+    if !r.namespaced && ns && r.plural != "namespaces" {
+        return nf("it is cluster-scoped and the path names a namespace");
+    }
+    if !info.subresource.is_empty() {
+        return match r.subresource(&info.subresource) {
+            None => nf(&format!("it has no subresource {:?}", info.subresource)),
+            Some(_) if path_fits => na(&format!(
+                "{} does not allow verb {:?}",
+                info.subresource, info.verb
+            )),
+            Some(_) => nf("the path goes past the subresource"),
+        };
+    }
+    if info.parts.len() > 2 {
+        return nf("the path goes past the object's name");
+    }
+    if !r.has_verb(&info.verb) {
+        return na(&format!("it does not allow verb {:?}", info.verb));
+    }
+    nf("no route fits")
+}
+
+/// Why the routes of a running kapi could not be read.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RemoteError(pub String);
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+struct Kubeconfig {
+    clusters: Vec<Named<ClusterEntry>>,
+    users: Vec<Named<UserEntry>>,
+    contexts: Vec<Named<ContextEntry>>,
+    current_context: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Named<T> {
+    name: String,
+    #[serde(alias = "cluster", alias = "user", alias = "context")]
+    value: T,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+struct ClusterEntry {
+    server: String,
+    certificate_authority: Option<PathBuf>,
+    certificate_authority_data: Option<String>,
+    insecure_skip_tls_verify: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, rename_all = "kebab-case")]
+struct UserEntry {
+    client_certificate: Option<PathBuf>,
+    client_certificate_data: Option<String>,
+    client_key: Option<PathBuf>,
+    client_key_data: Option<String>,
+    token: Option<String>,
+    token_file: Option<PathBuf>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct ContextEntry {
+    cluster: String,
+    user: String,
+}
+
+/// A client for the cluster a kubeconfig's current context names.
+struct Remote {
+    client: reqwest::Client,
+    server: String,
+    token: Option<String>,
+}
+
+fn read_data(
+    inline: &Option<String>,
+    file: &Option<PathBuf>,
+    base: &Path,
+    what: &str,
+) -> Result<Option<Vec<u8>>, RemoteError> {
+    use base64::Engine as _;
+    if let Some(data) = inline {
+        return base64::engine::general_purpose::STANDARD
+            .decode(data.trim())
+            .map(Some)
+            .map_err(|e| RemoteError(format!("{what}-data is not base64: {e}")));
+    }
+    match file {
+        Some(f) => {
+            let path = base.join(f);
+            std::fs::read(&path)
+                .map(Some)
+                .map_err(|e| RemoteError(format!("{what} {}: {e}", path.display())))
+        }
+        None => Ok(None),
+    }
+}
+
+impl Remote {
+    fn from_kubeconfig(path: &Path, server_url: Option<&str>) -> Result<Remote, RemoteError> {
+        let fail = |m: String| RemoteError(format!("--kubeconfig {}: {m}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
+        let cfg: Kubeconfig = serde_saphyr::from_str(&text)
+            .map_err(|e| fail(format!("not a kubeconfig: {}", one_line(&e.to_string()))))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let ctx = cfg
+            .contexts
+            .iter()
+            .find(|c| c.name == cfg.current_context)
+            .ok_or_else(|| {
+                fail(format!(
+                    "current context {:?} is not defined",
+                    cfg.current_context
+                ))
+            })?;
+        let cluster = cfg
+            .clusters
+            .iter()
+            .find(|c| c.name == ctx.value.cluster)
+            .ok_or_else(|| fail(format!("cluster {:?} is not defined", ctx.value.cluster)))?;
+        let user = cfg.users.iter().find(|u| u.name == ctx.value.user);
+        let server = server_url
+            .unwrap_or(&cluster.value.server)
+            .trim_end_matches('/')
+            .to_string();
+        if server.is_empty() {
+            return Err(fail(format!("cluster {:?} has no server", cluster.name)));
+        }
+        let _ = crate::crypto_provider();
+        let mut b = reqwest::Client::builder().timeout(Duration::from_secs(30));
+        let c = &cluster.value;
+        if let Some(ca) = read_data(
+            &c.certificate_authority_data,
+            &c.certificate_authority,
+            base,
+            "certificate-authority",
+        )
+        .map_err(|e| fail(e.0))?
+        {
+            let certs = reqwest::Certificate::from_pem_bundle(&ca)
+                .map_err(|e| fail(format!("certificate-authority: {e}")))?;
+            b = b.tls_certs_only(certs);
+        }
+        if c.insecure_skip_tls_verify {
+            b = b.danger_accept_invalid_certs(true);
+        }
+        let mut token = None;
+        if let Some(u) = user.map(|u| &u.value) {
+            let cert = read_data(
+                &u.client_certificate_data,
+                &u.client_certificate,
+                base,
+                "client-certificate",
+            )
+            .map_err(|e| fail(e.0))?;
+            let key = read_data(&u.client_key_data, &u.client_key, base, "client-key")
+                .map_err(|e| fail(e.0))?;
+            if let (Some(mut cert), Some(key)) = (cert, key) {
+                cert.push(b'\n');
+                cert.extend(key);
+                let id = reqwest::Identity::from_pem(&cert)
+                    .map_err(|e| fail(format!("client certificate: {e}")))?;
+                b = b.identity(id);
+            }
+            token = match (&u.token, &u.token_file) {
+                (Some(t), _) => Some(t.clone()),
+                (None, Some(f)) => {
+                    let p = base.join(f);
+                    Some(
+                        std::fs::read_to_string(&p)
+                            .map_err(|e| fail(format!("tokenFile {}: {e}", p.display())))?
+                            .trim()
+                            .to_string(),
+                    )
+                }
+                _ => None,
+            };
+        }
+        let client = b.build().map_err(|e| fail(e.to_string()))?;
+        Ok(Remote {
+            client,
+            server,
+            token,
+        })
+    }
+
+    async fn get_json(&self, path: &str, accept: &str) -> Result<Value, RemoteError> {
+        let url = format!("{}{path}", self.server);
+        let mut req = self.client.get(&url).header(http::header::ACCEPT, accept);
+        if let Some(t) = &self.token {
+            req = req.bearer_auth(t);
+        }
+        let resp = req
+            .send()
+            .await
+            .map_err(|e| RemoteError(format!("GET {url}: {}", error_chain(&e))))?;
+        let status = resp.status();
+        let body = resp
+            .bytes()
+            .await
+            .map_err(|e| RemoteError(format!("GET {url}: {}", error_chain(&e))))?;
+        if !status.is_success() {
+            let msg = serde_json::from_slice::<Value>(&body)
+                .ok()
+                .and_then(|v| v.get("message").and_then(Value::as_str).map(String::from))
+                .unwrap_or_else(|| String::from_utf8_lossy(&body).trim().to_string());
+            return Err(RemoteError(format!(
+                "GET {url}: {status}: {}",
+                one_line(&msg)
+            )));
+        }
+        serde_json::from_slice(&body).map_err(|e| RemoteError(format!("GET {url}: not JSON: {e}")))
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        let text = s.to_string();
+        if !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cur = s.source();
+    }
+    one_line(&parts.join(": "))
+}
+
+/// The Accept header of aggregated discovery v2.
+pub const AGGREGATED_DISCOVERY: &str =
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/// The catalog a running kapi (or any Kubernetes API server) describes in
+/// its aggregated discovery (`/api` and `/apis`), with the credentials of
+/// `kubeconfig`'s current context; `server_url` overrides its server.
+pub async fn fetch_catalog(
+    kubeconfig: &Path,
+    server_url: Option<&str>,
+) -> Result<Catalog, RemoteError> {
+    let remote = Remote::from_kubeconfig(kubeconfig, server_url)?;
+    let mut docs = Vec::new();
+    for path in ["/api", "/apis"] {
+        let doc = remote.get_json(path, AGGREGATED_DISCOVERY).await?;
+        if doc.get("kind").and_then(Value::as_str) != Some("APIGroupDiscoveryList") {
+            return Err(RemoteError(format!(
+                "GET {}{path}: the server does not serve aggregated discovery (apidiscovery.k8s.io/v2)",
+                remote.server
+            )));
+        }
+        docs.push(doc);
+    }
+    Ok(catalog_from_discovery(&docs))
+}
+
+/// A catalog from aggregated discovery documents (`APIGroupDiscoveryList`).
+/// Built-in resources keep their owner and storage layout; resources of
+/// groups kapi does not build in are served by apiextensions-apiserver.
+pub fn catalog_from_discovery(docs: &[Value]) -> Catalog {
+    let builtin = crate::app::builtin_catalog();
+    let catalog = Catalog::default();
+    let empty = Vec::new();
+    let arr = |v: &Value, k: &str| {
+        v.get(k)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+    let strings = |v: &Value, k: &str| -> Vec<String> {
+        v.get(k)
+            .and_then(Value::as_array)
+            .unwrap_or(&empty)
+            .iter()
+            .filter_map(|s| s.as_str().map(String::from))
+            .collect()
+    };
+    for doc in docs {
+        for group in arr(doc, "items") {
+            let g = group
+                .pointer("/metadata/name")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string();
+            for version in arr(&group, "versions") {
+                let v = text(&version, "version");
+                for res in arr(&version, "resources") {
+                    let plural = text(&res, "resource");
+                    let kind = res
+                        .pointer("/responseKind/kind")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string();
+                    let subresources = arr(&res, "subresources")
+                        .iter()
+                        .map(|s| {
+                            let sg = s
+                                .pointer("/responseKind/group")
+                                .and_then(Value::as_str)
+                                .unwrap_or("");
+                            let sv = s
+                                .pointer("/responseKind/version")
+                                .and_then(Value::as_str)
+                                .unwrap_or("");
+                            let same = sg.is_empty() && sv.is_empty();
+                            Subresource {
+                                name: text(s, "subresource"),
+                                group: if same { g.clone() } else { sg.to_string() },
+                                version: if same { v.clone() } else { sv.to_string() },
+                                kind: s
+                                    .pointer("/responseKind/kind")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or("")
+                                    .to_string(),
+                                verbs: strings(s, "verbs"),
+                            }
+                        })
+                        .collect();
+                    let known = builtin.get(&g, &v, &plural);
+                    let mut r = match &known {
+                        Some(b) => (**b).clone(),
+                        None => Resource {
+                            group: g.clone(),
+                            version: v.clone(),
+                            kind: kind.clone(),
+                            list_kind: format!("{kind}List"),
+                            plural: plural.clone(),
+                            singular: String::new(),
+                            namespaced: false,
+                            verbs: Vec::new(),
+                            short_names: Vec::new(),
+                            categories: Vec::new(),
+                            subresources: Vec::new(),
+                            storage_path: format!("{g}/{plural}"),
+                            storage_group: g.clone(),
+                            storage_version: v.clone(),
+                            selectable_fields: Vec::new(),
+                            codec: None,
+                            schema: None,
+                            // A group kapi builds in keeps its server; any
+                            // other is a CRD's.
+                            owner: builtin
+                                .all()
+                                .iter()
+                                .find(|b| b.group == g)
+                                .map_or(Owner::Apiextensions, |b| b.owner),
+                            custom: None,
+                        },
+                    };
+                    r.kind = kind;
+                    r.singular = text(&res, "singularResource");
+                    r.namespaced = text(&res, "scope") == "Namespaced";
+                    r.verbs = strings(&res, "verbs");
+                    r.short_names = strings(&res, "shortNames");
+                    r.categories = strings(&res, "categories");
+                    r.subresources = subresources;
+                    catalog.add(r);
+                }
+            }
+        }
+    }
+    catalog
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table() -> (Catalog, Vec<Route>) {
+        let c = crate::app::builtin_catalog();
+        let routes = all(&c, &crate::app::route_tables(&c));
+        (c, routes)
+    }
+
+    fn has(routes: &[Route], server: &str, method: &str, path: &str, verb: &str) -> bool {
+        routes
+            .iter()
+            .any(|r| r.server == server && r.method == method && r.path == path && r.verb == verb)
+    }
+
+    #[test]
+    fn pods_routes() {
+        let (_, routes) = table();
+        let k = "kube-apiserver";
+        assert!(has(
+            &routes,
+            k,
+            "GET",
+            "/api/v1/namespaces/{namespace}/pods",
+            "list"
+        ));
+        assert!(has(
+            &routes,
+            k,
+            "GET",
+            "/api/v1/namespaces/{namespace}/pods?watch=true",
+            "watch"
+        ));
+        assert!(has(
+            &routes,
+            k,
+            "GET",
+            "/api/v1/watch/namespaces/{namespace}/pods",
+            "watch"
+        ));
+        assert!(has(&routes, k, "GET", "/api/v1/pods", "list"));
+        assert!(has(
+            &routes,
+            k,
+            "POST",
+            "/api/v1/namespaces/{namespace}/pods",
+            "create"
+        ));
+        assert!(has(
+            &routes,
+            k,
+            "DELETE",
+            "/api/v1/namespaces/{namespace}/pods",
+            "deletecollection"
+        ));
+        assert!(has(
+            &routes,
+            k,
+            "PATCH",
+            "/api/v1/namespaces/{namespace}/pods/{name}",
+            "patch"
+        ));
+        assert!(has(
+            &routes,
+            k,
+            "PUT",
+            "/api/v1/namespaces/{namespace}/pods/{name}/status",
+            "update"
+        ));
+        assert!(has(
+            &routes,
+            k,
+            "GET",
+            "/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}",
+            "get"
+        ));
+        assert!(has(&routes, k, "GET", "/api/v1/nodes/{name}", "get"));
+        assert!(!has(
+            &routes,
+            k,
+            "GET",
+            "/api/v1/namespaces/{namespace}/nodes",
+            "list"
+        ));
+        assert!(has(
+            &routes,
+            "apiextensions-apiserver",
+            "GET",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "list"
+        ));
+        assert!(has(&routes, "aggregator", "GET", "/apis", "get"));
+        assert!(has(&routes, k, "GET", "/readyz/{check}", "get"));
+        let first = routes.iter().position(|r| r.server == k).unwrap_or(0);
+        assert!(routes[..first].iter().all(|r| r.server == "aggregator"));
+    }
+
+    #[test]
+    fn matching() {
+        let (c, routes) = table();
+        let m = match_request(&c, &routes, &Method::GET, "/api/v1/namespaces/default/pods");
+        assert_eq!(
+            (m.server.as_str(), &m.outcome),
+            ("kube-apiserver", &Outcome::Served)
+        );
+        assert_eq!(
+            m.route.as_ref().map(|r| r.path.as_str()),
+            Some("/api/v1/namespaces/{namespace}/pods")
+        );
+        assert_eq!(m.passed, vec!["aggregator"]);
+        let m = match_request(
+            &c,
+            &routes,
+            &Method::GET,
+            "/api/v1/namespaces/default/pods?watch=1",
+        );
+        assert_eq!(m.route.map(|r| r.verb), Some("watch".into()));
+        let m = match_request(&c, &routes, &Method::GET, "/nope");
+        assert_eq!(m.outcome, Outcome::PageNotFound);
+        let m = match_request(&c, &routes, &Method::GET, "/apis/apps/v1/nothings");
+        assert_eq!(m.outcome, Outcome::NotFoundStatus);
+        let m = match_request(&c, &routes, &Method::GET, "/readyz/etcd");
+        assert_eq!(
+            (m.server.as_str(), m.outcome),
+            ("kube-apiserver", Outcome::Served)
+        );
+        let m = match_request(&c, &routes, &Method::POST, "/healthz");
+        assert_eq!(m.outcome, Outcome::MethodNotAllowed);
+        let m = match_request(&c, &routes, &Method::GET, "/apis/apps/v1");
+        assert_eq!(
+            (m.server.as_str(), m.outcome),
+            ("aggregator", Outcome::Served)
+        );
+        let m = match_request(
+            &c,
+            &routes,
+            &Method::POST,
+            "/api/v1/namespaces/x/pods/p/log",
+        );
+        assert_eq!(m.outcome, Outcome::MethodNotAllowed);
+        let m = match_request(&c, &routes, &Method::GET, "/api/v1/namespaces/x/nodes");
+        assert_eq!(m.outcome, Outcome::ResourceNotFound);
+        let m = match_request(
+            &c,
+            &routes,
+            &Method::DELETE,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x",
+        );
+        assert_eq!(m.server, "apiextensions-apiserver");
+        let m = match_request(
+            &c,
+            &routes,
+            &Method::GET,
+            "/api/v1/namespaces/x/pods/p/proxy/a/b",
+        );
+        assert_eq!(m.route.map(|r| r.handler), Some(HandlerKind::Proxy));
+    }
+
+    #[test]
+    fn versions_sort_preferred_first() {
+        let mut v = vec!["v1beta1", "v1", "v2", "v1alpha1", "v2beta2", "foo"];
+        v.sort_by_key(|x| std::cmp::Reverse(version_priority(x)));
+        assert_eq!(v, ["v2", "v1", "v2beta2", "v1beta1", "v1alpha1", "foo"]);
+    }
+
+    #[test]
+    fn discovery_round_trip() {
+        let c = crate::app::builtin_catalog();
+        let docs = [
+            crate::endpoints::discovery::aggregated(&c, true, "v2"),
+            crate::endpoints::discovery::aggregated(&c, false, "v2"),
+        ];
+        let back = catalog_from_discovery(&docs);
+        let a = all(&c, &[]);
+        let b = all(&back, &[]);
+        assert_eq!(a.len(), b.len());
+        assert_eq!(a, b);
+    }
+}
