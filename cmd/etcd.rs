@@ -28,7 +28,8 @@ read 500 at a time, all at one revision.
 
 The embedded store is read in place when no kapi is serving from it. While
 one is (it holds the store's lock), a consistent copy of the store is read
-instead, made in the system's temporary directory and removed afterwards.
+instead, made in the system's temporary directory ($TMPDIR) and removed
+afterwards.
 
 Examples:
   kapi etcd dump                                   # the store in ./.kapi
@@ -147,7 +148,7 @@ impl Sink for WithProgress<'_> {
         let bar = self.bar.get_or_insert_with(|| {
             let b = ProgressBar::new(total);
             b.set_style(
-                ProgressStyle::with_template("{bar:40} {pos}/{len} keys ({per_sec}, {eta} left)")
+                ProgressStyle::with_template("{bar:40} {human_pos}/{human_len} keys ({eta} left)")
                     .unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             b
@@ -234,19 +235,24 @@ fn run_dump(a: DumpArgs) -> ExitCode {
                 Output::Table => Box::new(dump::TableSink::new(out)),
             },
         };
+        let bar = std::io::stderr().is_terminal() && !std::io::stdout().is_terminal();
         let mut sink = WithProgress {
             inner: sink.as_mut(),
             bar: None,
-            enabled: std::io::stderr().is_terminal() && !std::io::stdout().is_terminal(),
+            enabled: bar,
         };
-        let summary = dump::dump(
-            source.backend.as_ref(),
-            &plan,
-            a.revision.unwrap_or(0),
-            a.keys_only,
-            &mut sink,
-        )
-        .await;
+        let summary = tokio::select! {
+            r = dump::dump(
+                source.backend.as_ref(),
+                &plan,
+                a.revision.unwrap_or(0),
+                a.keys_only,
+                bar,
+                &mut sink,
+            ) => r,
+            // Ctrl-C: stop reading, and let the copy of the store go.
+            _ = tokio::signal::ctrl_c() => Err(DumpError::Storage("interrupted".into())),
+        };
         source.backend.close().await;
         summary
     });

@@ -96,10 +96,7 @@ fn main() -> ExitCode {
             // "the following required arguments were not provided:" names
             // them on the lines below.
             if first.ends_with(':') {
-                let named: Vec<&str> = lines
-                    .map(str::trim)
-                    .take_while(|l| !l.is_empty())
-                    .collect();
+                let named: Vec<&str> = lines.map(str::trim).take_while(|l| !l.is_empty()).collect();
                 first = format!("{first} {}", named.join(", "));
             }
             eprintln!("kapi: {first}");

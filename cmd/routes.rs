@@ -12,7 +12,7 @@ use kapi::routes::{self, Filter, Match, Route};
 pub enum Output {
     /// Aligned columns.
     Table,
-    /// More columns: API version, kind, scope and subresource.
+    /// More columns: API version, scope and subresource.
     Wide,
     Json,
     Yaml,
@@ -62,7 +62,16 @@ fn fail(code: u8, msg: &str) -> ExitCode {
 pub fn run(args: Args) -> ExitCode {
     let request = match &args.match_request {
         Some(v) => {
-            let (method, path) = (v[0].to_ascii_uppercase(), v[1].clone());
+            let (method, mut path) = (v[0].to_ascii_uppercase(), v[1].clone());
+            // A whole URL, as copied from kubectl -v 6: keep its path and query.
+            if let Some(rest) = path
+                .strip_prefix("https://")
+                .or_else(|| path.strip_prefix("http://"))
+            {
+                path = rest
+                    .find('/')
+                    .map_or_else(|| "/".to_string(), |i| rest[i..].to_string());
+            }
             let Ok(m) = Method::from_bytes(method.as_bytes()) else {
                 return fail(
                     2,

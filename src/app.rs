@@ -15,11 +15,12 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::api::catalog::{Catalog, Owner, Resource};
-use crate::auth::authorizer::{BootstrapPolicy, Chain};
+use crate::auth::authorizer::{AlwaysAllow, AlwaysDeny, Authorizer, Chain, PrivilegedGroups};
+use crate::auth::rbac::{self, RbacAuthorizer, SharedIndex};
 use crate::auth::tokenfile::TokenFile;
 use crate::auth::x509::ClientCertAuthority;
 use crate::auth::Authenticator;
-use crate::config::{CompletedConfig, StorageBackend};
+use crate::config::{AuthorizationMode, CompletedConfig, StorageBackend};
 use crate::controlplane::{self, Health};
 use crate::endpoints::ResourceHandler;
 use crate::pki::{self, Pki, ServingNames};
@@ -117,18 +118,57 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         prefix: cfg.storage_prefix.clone(),
     };
     registries.set_allocator("", "Service", Arc::new(allocator));
-    registries.set_admission(crate::admission::Chain::new(
-        Vec::new(),
-        vec![Arc::new(
-            crate::admission::namespace_lifecycle::NamespaceLifecycle,
-        )],
+    crate::registry::core::set_allow_privileged(cfg.allow_privileged);
+    registries.set_admission(admission_chain(&cfg.admission_plugins));
+    // Auditing is on when both a policy and a log are given, as upstream.
+    let auditor = match (&cfg.audit_policy_file, &cfg.audit_log_path) {
+        (Some(policy), Some(log)) => Some(crate::server::audit::Auditor {
+            policy: crate::server::audit::Policy::load(policy)
+                .map_err(|e| anyhow::anyhow!("--audit-policy-file: {e}"))?,
+            log: crate::server::audit::Log::open(log)
+                .map_err(|e| anyhow::anyhow!("--audit-log-path: {e}"))?,
+        }),
+        _ => None,
+    };
+    let token_issuer = Arc::new(
+        crate::auth::serviceaccount::TokenIssuer::new(
+            &pki.service_account_key_pem,
+            &pki.service_account_pub_pem,
+            cfg.service_account_issuer.clone(),
+            cfg.api_audiences.clone(),
+        )
+        .map_err(|e| anyhow::anyhow!(e))?,
+    );
+    let authenticator = Authenticator::new(tokens, cfg.anonymous_auth)
+        .with_service_accounts(token_issuer.clone(), registries.clone());
+    let rbac_index = SharedIndex::default();
+    let authorizer: Arc<dyn Authorizer> =
+        Arc::new(authorizer_chain(&cfg.authorization_modes, &rbac_index));
+    registries.add_validating_admission(Arc::new(crate::auth::escalation::RbacEscalation {
+        authorizer: authorizer.clone(),
+        index: rbac_index.clone(),
+    }));
+    // What is stored decides from the first request on (a restart must not
+    // serve a window with no policy); the refresher keeps it current.
+    match tokio::time::timeout(
+        Duration::from_secs(10),
+        rbac::sync_now(&rbac_index, &registries),
+    )
+    .await
+    {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(error = %e, "cannot load the stored RBAC policy yet"),
+        Err(_) => tracing::warn!("loading the stored RBAC policy timed out"),
+    }
+    tokio::spawn(rbac::run(
+        rbac_index.clone(),
+        registries.clone(),
+        background.child_token(),
     ));
-    let authenticator = Authenticator::new(tokens, cfg.anonymous_auth);
-    let authorizer: Arc<dyn crate::auth::Authorizer> =
-        Arc::new(Chain(vec![Box::new(BootstrapPolicy)]));
     let auth = crate::registry::reviews::AuthContext {
         authenticator: authenticator.clone(),
         authorizer: authorizer.clone(),
+        tokens: Some(token_issuer),
     };
     let handler = |owner| ResourceHandler {
         registries: registries.clone(),
@@ -141,6 +181,19 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let metrics = Metrics::default();
     let shutting_down = Arc::new(AtomicBool::new(false));
     let mut hooks = PostStartHooks::default();
+    let (sa_registries, sa_stop, ca_pem) = (
+        registries.clone(),
+        background.child_token(),
+        pki.ca.cert_pem.clone(),
+    );
+    hooks.add("start-service-account-controllers", move || async move {
+        tokio::spawn(controlplane::serviceaccounts::run(
+            sa_registries,
+            ca_pem,
+            sa_stop,
+        ));
+        Ok(())
+    });
     let boot = registries.clone();
     let bound_port = Arc::new(OnceLock::<u16>::new());
     let (port_for_boot, service_ip, advertise) = (
@@ -168,6 +221,15 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         ));
         Ok(())
     });
+    // upstream's quota controller (kube-controller-manager's) runs whatever admission does.
+    let (rq_registries, rq_stop) = (registries.clone(), background.child_token());
+    hooks.add("start-resource-quota-controller", move || async move {
+        tokio::spawn(crate::admission::resource_quota::run(
+            rq_registries,
+            rq_stop,
+        ));
+        Ok(())
+    });
     let (ns_registries, ns_stop) = (registries.clone(), background.child_token());
     hooks.add("start-namespace-controller", move || async move {
         tokio::spawn(controlplane::namespace::run(ns_registries, ns_stop));
@@ -185,6 +247,10 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             tracker_stop,
         ));
         Ok(())
+    });
+    let (rbac_registries, hook_index) = (registries.clone(), rbac_index.clone());
+    hooks.add("rbac/bootstrap-roles", move || async move {
+        crate::auth::bootstrap_policy::ensure(&rbac_registries, &hook_index).await
     });
     let health = health_checks(&hooks, shutting_down.clone(), backend.clone());
     let root_paths = Arc::new(OnceLock::new());
@@ -228,7 +294,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         readonly_inflight: Semaphore::new(cfg.max_requests_inflight as usize),
         mutating_inflight: Semaphore::new(cfg.max_mutating_requests_inflight as usize),
         request_timeout: cfg.request_timeout,
-        audit: None,
+        audit: auditor,
     });
     let app = filters::build(router, state);
     obs.done(
@@ -287,6 +353,69 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         shutting_down,
         serving,
     })
+}
+
+/// The authorizer of `--authorization-mode`: upstream's privileged-group
+/// shortcut (`system:masters`) first, then each mode in order.
+fn authorizer_chain(modes: &[AuthorizationMode], index: &SharedIndex) -> Chain {
+    let mut chain: Vec<Box<dyn Authorizer>> = vec![Box::new(PrivilegedGroups::default())];
+    for mode in modes {
+        chain.push(match mode {
+            AuthorizationMode::AlwaysAllow => Box::new(AlwaysAllow),
+            AuthorizationMode::AlwaysDeny => Box::new(AlwaysDeny),
+            AuthorizationMode::Rbac => Box::new(RbacAuthorizer {
+                index: index.clone(),
+            }),
+        });
+    }
+    Chain(chain)
+}
+
+/// The admission chain of `--enable-admission-plugins` and
+/// `--disable-admission-plugins` (the chain orders them as upstream).
+fn admission_chain(enabled: &[String]) -> crate::admission::Chain {
+    use crate::admission::{self as adm, MutatingPlugin, ValidatingPlugin};
+    let on = |name: &str| enabled.iter().any(|e| e == name);
+    let mut mutating: Vec<Arc<dyn MutatingPlugin>> = Vec::new();
+    let mut validating: Vec<Arc<dyn ValidatingPlugin>> = Vec::new();
+    if on("NamespaceLifecycle") {
+        validating.push(Arc::new(adm::namespace_lifecycle::NamespaceLifecycle));
+    }
+    if on("LimitRanger") {
+        mutating.push(Arc::new(adm::limit_ranger::LimitRanger));
+        validating.push(Arc::new(adm::limit_ranger::LimitRanger));
+    }
+    if on("ServiceAccount") {
+        mutating.push(Arc::new(adm::service_account::ServiceAccount));
+        validating.push(Arc::new(adm::service_account::ServiceAccount));
+    }
+    if on("PodSecurity") {
+        validating.push(Arc::new(adm::pod_security::PodSecurity));
+    }
+    if on("DefaultTolerationSeconds") {
+        mutating.push(Arc::new(
+            adm::default_toleration_seconds::DefaultTolerationSeconds,
+        ));
+    }
+    if on("DefaultStorageClass") {
+        mutating.push(Arc::new(adm::default_storage_class::DefaultStorageClass));
+    }
+    if on("MutatingAdmissionWebhook") {
+        mutating.push(Arc::new(adm::webhook::MutatingAdmissionWebhook::default()));
+    }
+    if on("ValidatingAdmissionPolicy") {
+        validating.push(Arc::new(adm::policy::ValidatingAdmissionPolicy::default()));
+    }
+    if on("ValidatingAdmissionWebhook") {
+        validating.push(Arc::new(adm::webhook::ValidatingAdmissionWebhook::default()));
+    }
+    if on("ResourceQuota") {
+        validating.push(Arc::new(adm::resource_quota::ResourceQuota::new()));
+    }
+    for name in enabled.iter().filter(|n| !adm::ORDER.contains(&n.as_str())) {
+        tracing::warn!(plugin = %name, "admission plugin not implemented by kapi; ignored");
+    }
+    adm::Chain::new(mutating, validating)
 }
 
 /// The catalog `kapi serve` starts with: every built-in resource.

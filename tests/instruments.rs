@@ -37,10 +37,20 @@ fn ok(args: &[&str]) -> String {
 /// A one-line error on stderr, starting with `kapi:`, with this exit code.
 fn fails(args: &[&str], code: i32, needle: &str) {
     let (c, out, err) = kapi_out(args);
-    assert_eq!(c, code, "kapi {args:?}: exit code {c}, stdout:\n{out}\nstderr:\n{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "kapi {args:?}: not one line:\n{err}");
+    assert_eq!(
+        c, code,
+        "kapi {args:?}: exit code {c}, stdout:\n{out}\nstderr:\n{err}"
+    );
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "kapi {args:?}: not one line:\n{err}"
+    );
     assert!(err.starts_with("kapi: "), "{err}");
-    assert!(err.contains(needle), "kapi {args:?}: {err:?} does not say {needle:?}");
+    assert!(
+        err.contains(needle),
+        "kapi {args:?}: {err:?} does not say {needle:?}"
+    );
 }
 
 /// Rows of a table, split on runs of spaces.
@@ -72,22 +82,107 @@ fn routes_offline_lists_every_server_in_delegation_order() {
     let out = ok(&["routes"]);
     let header = rows(&out)[0].clone();
     assert_eq!(header[..5], ["SERVER", "METHOD", "PATH", "VERB", "HANDLER"]);
-    assert!(has_row(&out, &["kube-apiserver", "GET", "/api/v1/namespaces/{namespace}/pods", "list", "resource", "pods", "Pod"]), "{out}");
-    assert!(has_row(&out, &["kube-apiserver", "GET", "/api/v1/pods", "list"]));
-    assert!(has_row(&out, &["kube-apiserver", "GET", "/api/v1/namespaces/{namespace}/pods?watch=true", "watch"]));
-    assert!(has_row(&out, &["kube-apiserver", "GET", "/api/v1/watch/namespaces/{namespace}/pods", "watch"]));
-    assert!(has_row(&out, &["kube-apiserver", "POST", "/api/v1/namespaces/{namespace}/pods", "create"]));
-    assert!(has_row(&out, &["kube-apiserver", "DELETE", "/api/v1/namespaces/{namespace}/pods", "deletecollection"]));
-    assert!(has_row(&out, &["kube-apiserver", "PATCH", "/api/v1/namespaces/{namespace}/pods/{name}/status", "patch", "resource", "pods/status"]));
-    assert!(has_row(&out, &["kube-apiserver", "GET", "/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}", "get", "proxy"]));
-    assert!(has_row(&out, &["kube-apiserver", "GET", "/healthz", "get", "non-resource"]));
-    assert!(has_row(&out, &["aggregator", "GET", "/apis", "get", "non-resource"]));
-    assert!(has_row(&out, &["apiextensions-apiserver", "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "create"]));
+    assert!(
+        has_row(
+            &out,
+            &[
+                "kube-apiserver",
+                "GET",
+                "/api/v1/namespaces/{namespace}/pods",
+                "list",
+                "resource",
+                "pods",
+                "Pod"
+            ]
+        ),
+        "{out}"
+    );
+    assert!(has_row(
+        &out,
+        &["kube-apiserver", "GET", "/api/v1/pods", "list"]
+    ));
+    assert!(has_row(
+        &out,
+        &[
+            "kube-apiserver",
+            "GET",
+            "/api/v1/namespaces/{namespace}/pods?watch=true",
+            "watch"
+        ]
+    ));
+    assert!(has_row(
+        &out,
+        &[
+            "kube-apiserver",
+            "GET",
+            "/api/v1/watch/namespaces/{namespace}/pods",
+            "watch"
+        ]
+    ));
+    assert!(has_row(
+        &out,
+        &[
+            "kube-apiserver",
+            "POST",
+            "/api/v1/namespaces/{namespace}/pods",
+            "create"
+        ]
+    ));
+    assert!(has_row(
+        &out,
+        &[
+            "kube-apiserver",
+            "DELETE",
+            "/api/v1/namespaces/{namespace}/pods",
+            "deletecollection"
+        ]
+    ));
+    assert!(has_row(
+        &out,
+        &[
+            "kube-apiserver",
+            "PATCH",
+            "/api/v1/namespaces/{namespace}/pods/{name}/status",
+            "patch",
+            "resource",
+            "pods/status"
+        ]
+    ));
+    assert!(has_row(
+        &out,
+        &[
+            "kube-apiserver",
+            "GET",
+            "/api/v1/namespaces/{namespace}/pods/{name}/proxy/{path}",
+            "get",
+            "proxy"
+        ]
+    ));
+    assert!(has_row(
+        &out,
+        &["kube-apiserver", "GET", "/healthz", "get", "non-resource"]
+    ));
+    assert!(has_row(
+        &out,
+        &["aggregator", "GET", "/apis", "get", "non-resource"]
+    ));
+    assert!(has_row(
+        &out,
+        &[
+            "apiextensions-apiserver",
+            "POST",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+            "create"
+        ]
+    ));
     // Delegation order: every aggregator row, then kube-apiserver, then apiextensions.
     let servers: Vec<String> = rows(&out)[1..].iter().map(|r| r[0].clone()).collect();
     let mut order = servers.clone();
     order.dedup();
-    assert_eq!(order, ["aggregator", "kube-apiserver", "apiextensions-apiserver"]);
+    assert_eq!(
+        order,
+        ["aggregator", "kube-apiserver", "apiextensions-apiserver"]
+    );
 }
 
 #[test]
@@ -103,28 +198,64 @@ fn routes_outputs_and_filters() {
         && r["kind"] == "Pod"
         && r["namespaced"] == true
         && r["handler"] == "resource"));
-    let y = yaml(&ok(&["routes", "-o", "yaml", "--resource", "deployments.apps"]));
+    let y = yaml(&ok(&[
+        "routes",
+        "-o",
+        "yaml",
+        "--resource",
+        "deployments.apps",
+    ]));
     let y = y.as_array().expect("a YAML sequence");
     assert!(!y.is_empty());
-    assert!(y.iter().all(|r| r["resource"] == "deployments" && r["group"] == "apps"));
-    assert!(y.iter().any(|r| r["subresource"] == "scale" && r["kind"] == "Scale"));
+    assert!(y
+        .iter()
+        .all(|r| r["resource"] == "deployments" && r["group"] == "apps"));
+    assert!(y
+        .iter()
+        .any(|r| r["subresource"] == "scale" && r["kind"] == "Scale"));
 
     let ext = ok(&["routes", "--server", "apiextensions-apiserver"]);
-    assert!(rows(&ext)[1..].iter().all(|r| r[0] == "apiextensions-apiserver"), "{ext}");
+    assert!(
+        rows(&ext)[1..]
+            .iter()
+            .all(|r| r[0] == "apiextensions-apiserver"),
+        "{ext}"
+    );
     let apps = ok(&["routes", "--group", "apps", "-o", "wide"]);
     assert!(rows(&apps)[0].contains(&"APIVERSION".to_string()));
     assert!(rows(&apps)[1..].iter().all(|r| r[5] == "apps/v1"), "{apps}");
     let po = ok(&["routes", "--resource", "po"]);
-    assert!(rows(&po)[1..].iter().all(|r| r[5].starts_with("pods")), "{po}");
+    assert!(
+        rows(&po)[1..].iter().all(|r| r[5].starts_with("pods")),
+        "{po}"
+    );
 }
 
 #[test]
 fn routes_match_answers_server_and_route() {
-    let out = ok(&["routes", "--match", "GET", "/api/v1/namespaces/default/pods"]);
+    let out = ok(&[
+        "routes",
+        "--match",
+        "GET",
+        "/api/v1/namespaces/default/pods",
+    ]);
     assert!(has_row(&out, &["server:", "kube-apiserver"]), "{out}");
-    assert!(has_row(&out, &["route:", "GET", "/api/v1/namespaces/{namespace}/pods"]), "{out}");
+    assert!(
+        has_row(
+            &out,
+            &["route:", "GET", "/api/v1/namespaces/{namespace}/pods"]
+        ),
+        "{out}"
+    );
     assert!(has_row(&out, &["verb:", "list"]), "{out}");
-    let m = json(&ok(&["routes", "--match", "GET", "/api/v1/namespaces/default/pods", "-o", "json"]));
+    let m = json(&ok(&[
+        "routes",
+        "--match",
+        "GET",
+        "/api/v1/namespaces/default/pods",
+        "-o",
+        "json",
+    ]));
     assert_eq!(m["server"], "kube-apiserver");
     assert_eq!(m["outcome"], "served");
     assert_eq!(m["passed"], serde_json::json!(["aggregator"]));
@@ -132,12 +263,36 @@ fn routes_match_answers_server_and_route() {
     assert_eq!(m["route"]["verb"], "list");
     assert_eq!(m["requestInfo"]["namespace"], "default");
 
-    let w = json(&ok(&["routes", "--match", "get", "/apis/apps/v1/deployments?watch=true", "-o", "json"]));
+    let w = json(&ok(&[
+        "routes",
+        "--match",
+        "get",
+        "/apis/apps/v1/deployments?watch=true",
+        "-o",
+        "json",
+    ]));
     assert_eq!(w["route"]["path"], "/apis/apps/v1/deployments?watch=true");
     assert_eq!(w["route"]["verb"], "watch");
-    let d = json(&ok(&["routes", "--match", "GET", "/apis/apps/v1", "-o", "json"]));
-    assert_eq!((d["server"].as_str(), d["route"]["handler"].as_str()), (Some("aggregator"), Some("non-resource")));
-    let crd = json(&ok(&["routes", "--match", "DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x", "-o", "json"]));
+    let d = json(&ok(&[
+        "routes",
+        "--match",
+        "GET",
+        "/apis/apps/v1",
+        "-o",
+        "json",
+    ]));
+    assert_eq!(
+        (d["server"].as_str(), d["route"]["handler"].as_str()),
+        (Some("aggregator"), Some("non-resource"))
+    );
+    let crd = json(&ok(&[
+        "routes",
+        "--match",
+        "DELETE",
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x",
+        "-o",
+        "json",
+    ]));
     assert_eq!(crd["server"], "apiextensions-apiserver");
     assert_eq!(crd["route"]["verb"], "delete");
 }
@@ -153,13 +308,32 @@ fn routes_match_falls_through_to_404() {
 
     let out = ok(&["routes", "--match", "GET", "/apis/apps/v1/nothings"]);
     assert!(out.contains("404 NotFound Status"), "{out}");
-    let m = json(&ok(&["routes", "--match", "GET", "/apis/apps/v1/nothings", "-o", "json"]));
+    let m = json(&ok(&[
+        "routes",
+        "--match",
+        "GET",
+        "/apis/apps/v1/nothings",
+        "-o",
+        "json",
+    ]));
     assert_eq!(m["outcome"], "not-found-status");
     // An unserved group version is the plain 404.
-    let m = json(&ok(&["routes", "--match", "GET", "/apis/apps/v9/nothings", "-o", "json"]));
+    let m = json(&ok(&[
+        "routes",
+        "--match",
+        "GET",
+        "/apis/apps/v9/nothings",
+        "-o",
+        "json",
+    ]));
     assert_eq!(m["outcome"], "page-not-found");
-    let m = json(&ok(&["routes", "--match", "POST", "/healthz", "-o", "json"]));
-    assert_eq!((m["outcome"].as_str(), m["status"].as_u64()), (Some("method-not-allowed"), Some(405)));
+    let m = json(&ok(&[
+        "routes", "--match", "POST", "/healthz", "-o", "json",
+    ]));
+    assert_eq!(
+        (m["outcome"].as_str(), m["status"].as_u64()),
+        (Some("method-not-allowed"), Some(405))
+    );
 }
 
 #[test]
@@ -169,11 +343,22 @@ fn routes_errors_are_one_line() {
     fails(&["routes", "--match", "GET"], 2, "--match");
     fails(&["routes", "--match", "G/T", "/x"], 2, "HTTP method");
     fails(&["routes", "--match", "GET", "nope"], 2, "starting with /");
-    fails(&["routes", "--server-url", "https://127.0.0.1:1"], 2, "--kubeconfig");
-    fails(&["routes", "--kubeconfig", "/nonexistent/kubeconfig"], 1, "/nonexistent/kubeconfig");
+    fails(
+        &["routes", "--server-url", "https://127.0.0.1:1"],
+        2,
+        "--kubeconfig",
+    );
+    fails(
+        &["routes", "--kubeconfig", "/nonexistent/kubeconfig"],
+        1,
+        "/nonexistent/kubeconfig",
+    );
     let (code, out, _) = kapi_out(&["routes", "--help"]);
     assert_eq!(code, 0);
-    assert!(out.contains("Examples:") && out.contains("--match"), "{out}");
+    assert!(
+        out.contains("Examples:") && out.contains("--match"),
+        "{out}"
+    );
 }
 
 const WIDGET_CRD: &str = r#"
@@ -212,7 +397,11 @@ fn kubectl_stdin(k: &Kapi, args: &[&str], input: &str) {
         .write_all(input.as_bytes())
         .expect("write stdin");
     let out = child.wait_with_output().expect("kubectl");
-    assert!(out.status.success(), "kubectl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "kubectl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
@@ -227,22 +416,53 @@ fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
 fn routes_of_a_running_kapi_include_its_crds() {
     let k = Kapi::start(&[]);
     kubectl_stdin(&k, &["create", "-f", "-"], WIDGET_CRD);
-    wait_until("kubectl get widgets succeeds", Duration::from_secs(30), || {
-        run(k.kubectl().args(["get", "widgets"])).0
-    });
+    wait_until(
+        "kubectl get widgets succeeds",
+        Duration::from_secs(30),
+        || run(k.kubectl().args(["get", "widgets"])).0,
+    );
     let kc = k.kubeconfig.to_string_lossy().into_owned();
-    let out = ok(&["routes", "--kubeconfig", &kc, "--server", "apiextensions-apiserver"]);
+    let out = ok(&[
+        "routes",
+        "--kubeconfig",
+        &kc,
+        "--server",
+        "apiextensions-apiserver",
+    ]);
     for (method, path, verb) in [
-        ("GET", "/apis/example.com/v1/namespaces/{namespace}/widgets", "list"),
+        (
+            "GET",
+            "/apis/example.com/v1/namespaces/{namespace}/widgets",
+            "list",
+        ),
         ("GET", "/apis/example.com/v1/widgets", "list"),
-        ("POST", "/apis/example.com/v1/namespaces/{namespace}/widgets", "create"),
-        ("PUT", "/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/status", "update"),
+        (
+            "POST",
+            "/apis/example.com/v1/namespaces/{namespace}/widgets",
+            "create",
+        ),
+        (
+            "PUT",
+            "/apis/example.com/v1/namespaces/{namespace}/widgets/{name}/status",
+            "update",
+        ),
     ] {
-        assert!(has_row(&out, &["apiextensions-apiserver", method, path, verb]), "{method} {path}:\n{out}");
+        assert!(
+            has_row(&out, &["apiextensions-apiserver", method, path, verb]),
+            "{method} {path}:\n{out}"
+        );
     }
     // The built-in routes are still there, and the CRD's are not offline.
     let all = ok(&["routes", "--kubeconfig", &kc]);
-    assert!(has_row(&all, &["kube-apiserver", "GET", "/api/v1/namespaces/{namespace}/pods", "list"]));
+    assert!(has_row(
+        &all,
+        &[
+            "kube-apiserver",
+            "GET",
+            "/api/v1/namespaces/{namespace}/pods",
+            "list"
+        ]
+    ));
     assert!(!ok(&["routes"]).contains("example.com"));
     let m = json(&ok(&[
         "routes",
@@ -256,9 +476,19 @@ fn routes_of_a_running_kapi_include_its_crds() {
     ]));
     assert_eq!(m["server"], "apiextensions-apiserver");
     assert_eq!(m["route"]["subresource"], "status");
-    assert_eq!(m["passed"], serde_json::json!(["aggregator", "kube-apiserver"]));
+    assert_eq!(
+        m["passed"],
+        serde_json::json!(["aggregator", "kube-apiserver"])
+    );
     // Offline, the same request is an unknown group: the plain 404.
-    let m = json(&ok(&["routes", "--match", "GET", "/apis/example.com/v1/namespaces/default/widgets", "-o", "json"]));
+    let m = json(&ok(&[
+        "routes",
+        "--match",
+        "GET",
+        "/apis/example.com/v1/namespaces/default/widgets",
+        "-o",
+        "json",
+    ]));
     assert_eq!(m["outcome"], "page-not-found");
 }
 
@@ -273,8 +503,13 @@ fn item<'a>(dump: &'a Value, key: &str) -> &'a Value {
 
 #[test]
 fn dump_data_dir_of_a_serving_kapi() {
-    let k = Kapi::start(&[]);
-    assert!(run(k.kubectl().args(["create", "configmap", "dumped", "--from-literal=color=blue"])).0);
+    let mut k = Kapi::start(&[]);
+    assert!(
+        run(k
+            .kubectl()
+            .args(["create", "configmap", "dumped", "--from-literal=color=blue"]))
+        .0
+    );
     let dir = k.data_dir.to_string_lossy().into_owned();
     let key = "/registry/configmaps/default/dumped";
 
@@ -284,7 +519,10 @@ fn dump_data_dir_of_a_serving_kapi() {
     assert!(d["revision"].as_i64().unwrap_or(0) > 0, "{out}");
     let cm = item(&d, key);
     assert_eq!(cm["resource"], "configmaps");
-    assert_eq!((cm["namespace"].as_str(), cm["name"].as_str()), (Some("default"), Some("dumped")));
+    assert_eq!(
+        (cm["namespace"].as_str(), cm["name"].as_str()),
+        (Some("default"), Some("dumped"))
+    );
     assert_eq!(cm["encoding"], "json");
     assert_eq!(cm["value"]["kind"], "ConfigMap");
     assert_eq!(cm["value"]["data"]["color"], "blue");
@@ -294,24 +532,87 @@ fn dump_data_dir_of_a_serving_kapi() {
     let svc = item(&d, "/registry/services/specs/default/kubernetes");
     assert_eq!(svc["resource"], "services");
 
-    let j = json(&ok(&["etcd", "dump", "--data-dir", &dir, "--resource", "cm", "-n", "default", "-o", "json"]));
+    let j = json(&ok(&[
+        "etcd",
+        "dump",
+        "--data-dir",
+        &dir,
+        "--resource",
+        "cm",
+        "-n",
+        "default",
+        "-o",
+        "json",
+    ]));
     assert_eq!(j["items"].as_array().map(Vec::len), Some(1), "{j:#}");
     assert_eq!(item(&j, key)["value"]["data"]["color"], "blue");
 
     let t = ok(&["etcd", "dump", "--data-dir", &dir, "-o", "table"]);
     assert_eq!(
         rows(&t)[0],
-        ["KEY", "RESOURCE", "NAMESPACE", "NAME", "CREATE-REVISION", "MOD-REVISION", "VERSION", "SIZE"]
+        [
+            "KEY",
+            "RESOURCE",
+            "NAMESPACE",
+            "NAME",
+            "CREATE-REVISION",
+            "MOD-REVISION",
+            "VERSION",
+            "SIZE"
+        ]
     );
-    assert!(has_row(&t, &[key, "configmaps", "default", "dumped"]), "{t}");
+    assert!(
+        has_row(&t, &[key, "configmaps", "default", "dumped"]),
+        "{t}"
+    );
 
-    let keys = ok(&["etcd", "dump", "--data-dir", &dir, "--keys-only", "--prefix", "/registry/configmaps/"]);
+    let keys = ok(&[
+        "etcd",
+        "dump",
+        "--data-dir",
+        &dir,
+        "--keys-only",
+        "--prefix",
+        "/registry/configmaps/",
+    ]);
     assert_eq!(keys.lines().collect::<Vec<_>>(), [key]);
-    let none = yaml(&ok(&["etcd", "dump", "--data-dir", &dir, "--resource", "secrets", "--name", "nothing", "-n", "x"]));
+    let none = yaml(&ok(&[
+        "etcd",
+        "dump",
+        "--data-dir",
+        &dir,
+        "--resource",
+        "secrets",
+        "--name",
+        "nothing",
+        "-n",
+        "x",
+    ]));
     assert_eq!(none["items"], serde_json::json!([]));
 
     // The serving kapi is unaffected: it still writes.
     assert!(run(k.kubectl().args(["create", "configmap", "after"])).0);
+
+    // Killed (no clean close): the store is read from a recovered copy and
+    // left as it is for the next `kapi serve`.
+    let _ = k.child.kill();
+    let _ = k.child.wait();
+    let (code, out, err) = kapi_out(&[
+        "etcd",
+        "dump",
+        "--data-dir",
+        &dir,
+        "--resource",
+        "configmaps",
+        "--keys-only",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.lines()
+            .any(|l| l == "/registry/configmaps/default/after"),
+        "{out}"
+    );
+    assert!(err.contains("copy"), "{err}");
 }
 
 /// A ConfigMap in upstream's storage encoding: `k8s\0` + runtime.Unknown.
@@ -326,7 +627,9 @@ fn protobuf_configmap(name: &str) -> Vec<u8> {
             namespace: Some("default".into()),
             ..Default::default()
         }),
-        data: [("from".to_string(), "upstream".to_string())].into_iter().collect(),
+        data: [("from".to_string(), "upstream".to_string())]
+            .into_iter()
+            .collect(),
         ..Default::default()
     };
     let u = Unknown {
@@ -363,10 +666,25 @@ fn dump_etcd_of_a_kapi_and_upstream_values() {
     let cluster = common::etcd::EtcdCluster::start(1);
     let endpoints = cluster.endpoints().join(",");
     let k = Kapi::start(&["--etcd-servers", &endpoints]);
-    assert!(run(k.kubectl().args(["create", "configmap", "in-etcd", "--from-literal=a=b"])).0);
-    let d = yaml(&ok(&["etcd", "dump", "--etcd-servers", &endpoints, "--resource", "configmaps"]));
+    assert!(
+        run(k
+            .kubectl()
+            .args(["create", "configmap", "in-etcd", "--from-literal=a=b"]))
+        .0
+    );
+    let d = yaml(&ok(&[
+        "etcd",
+        "dump",
+        "--etcd-servers",
+        &endpoints,
+        "--resource",
+        "configmaps",
+    ]));
     let cm = item(&d, "/registry/configmaps/default/in-etcd");
-    assert_eq!((cm["encoding"].as_str(), cm["value"]["data"]["a"].as_str()), (Some("json"), Some("b")));
+    assert_eq!(
+        (cm["encoding"].as_str(), cm["value"]["data"]["a"].as_str()),
+        (Some("json"), Some("b"))
+    );
     drop(k);
 
     // Values as upstream writes them, and bytes nobody can read.
@@ -376,19 +694,64 @@ fn dump_etcd_of_a_kapi_and_upstream_values() {
             endpoints: cluster.endpoints(),
             ..Default::default()
         };
-        let b = kapi::storage::etcd::Etcd::connect(&cfg, "/registry").await.expect("etcd");
-        b.create("/registry/configmaps/default/from-upstream", protobuf_configmap("from-upstream").into())
+        let b = kapi::storage::etcd::Etcd::connect(&cfg, "/registry")
             .await
-            .expect("put protobuf");
+            .expect("etcd");
+        b.create(
+            "/registry/configmaps/default/from-upstream",
+            protobuf_configmap("from-upstream").into(),
+        )
+        .await
+        .expect("put protobuf");
         b.create("/registry/configmaps/default/junk", JUNK.to_vec().into())
             .await
             .expect("put junk");
     });
-    let d = json(&ok(&["etcd", "dump", "--etcd-servers", &endpoints, "-o", "json", "-n", "default"]));
+    let d = json(&ok(&[
+        "etcd",
+        "dump",
+        "--etcd-servers",
+        &endpoints,
+        "-o",
+        "json",
+        "-n",
+        "default",
+    ]));
     check_foreign_values(&d);
-    let t = ok(&["etcd", "dump", "--etcd-servers", &endpoints, "-o", "table", "--resource", "configmaps"]);
-    assert!(has_row(&t, &["/registry/configmaps/default/junk", "configmaps", "default", "junk"]), "{t}");
-    fails(&["etcd", "dump", "--etcd-servers", &endpoints, "--revision", "100000"], 1, "--revision 100000");
+    let t = ok(&[
+        "etcd",
+        "dump",
+        "--etcd-servers",
+        &endpoints,
+        "-o",
+        "table",
+        "--resource",
+        "configmaps",
+    ]);
+    assert!(
+        has_row(
+            &t,
+            &[
+                "/registry/configmaps/default/junk",
+                "configmaps",
+                "default",
+                "junk"
+            ]
+        ),
+        "{t}"
+    );
+    fails(
+        &[
+            "etcd",
+            "dump",
+            "--etcd-servers",
+            &endpoints,
+            "--revision",
+            "100000",
+        ],
+        1,
+        "--revision 100000",
+    );
 }
 
 #[test]
@@ -426,35 +789,94 @@ fn dump_offline_store_pages_and_decodes() {
     sorted.sort();
     assert_eq!(keys, sorted, "keys come in key order across pages");
 
-    let d = json(&ok(&["etcd", "dump", "--data-dir", &dir, "-o", "json", "-n", "default"]));
+    let d = json(&ok(&[
+        "etcd",
+        "dump",
+        "--data-dir",
+        &dir,
+        "-o",
+        "json",
+        "-n",
+        "default",
+    ]));
     check_foreign_values(&d);
     let w = item(&d, "/registry/example.com/widgets/default/w1");
-    assert_eq!((w["group"].as_str(), w["resource"].as_str()), (Some("example.com"), Some("widgets")));
-    let w = yaml(&ok(&["etcd", "dump", "--data-dir", &dir, "--resource", "widgets", "--group", "example.com"]));
+    assert_eq!(
+        (w["group"].as_str(), w["resource"].as_str()),
+        (Some("example.com"), Some("widgets"))
+    );
+    let w = yaml(&ok(&[
+        "etcd",
+        "dump",
+        "--data-dir",
+        &dir,
+        "--resource",
+        "widgets",
+        "--group",
+        "example.com",
+    ]));
     assert_eq!(w["items"].as_array().map(Vec::len), Some(1));
 
     // A past revision, paged: only the bulk configmaps existed then.
     let rev = first_rev.to_string();
-    let past = json(&ok(&["etcd", "dump", "--data-dir", &dir, "--revision", &rev, "-o", "json", "--keys-only"]));
+    let past = json(&ok(&[
+        "etcd",
+        "dump",
+        "--data-dir",
+        &dir,
+        "--revision",
+        &rev,
+        "-o",
+        "json",
+        "--keys-only",
+    ]));
     assert_eq!(past["revision"], first_rev);
     assert_eq!(past["items"].as_array().map(Vec::len), Some(n));
     assert!(past["items"][0].get("value").is_none());
-    let one = yaml(&ok(&["etcd", "dump", "--data-dir", &dir, "--resource", "configmaps", "-n", "bulk", "--name", "cm-01000"]));
+    let one = yaml(&ok(&[
+        "etcd",
+        "dump",
+        "--data-dir",
+        &dir,
+        "--resource",
+        "configmaps",
+        "-n",
+        "bulk",
+        "--name",
+        "cm-01000",
+    ]));
     assert_eq!(one["items"][0]["value"]["metadata"]["name"], "cm-01000");
     assert_eq!(one["items"].as_array().map(Vec::len), Some(1));
 }
 
 #[test]
 fn dump_errors_are_one_line() {
-    fails(&["etcd", "dump", "--data-dir", "/nonexistent/kapi"], 1, "--data-dir /nonexistent/kapi");
+    fails(
+        &["etcd", "dump", "--data-dir", "/nonexistent/kapi"],
+        1,
+        "--data-dir /nonexistent/kapi",
+    );
     let empty = tempfile::tempdir().expect("tmp");
-    fails(&["etcd", "dump", "--data-dir", &empty.path().to_string_lossy()], 1, "no kapi store");
+    fails(
+        &[
+            "etcd",
+            "dump",
+            "--data-dir",
+            &empty.path().to_string_lossy(),
+        ],
+        1,
+        "no kapi store",
+    );
     fails(&["etcd", "dump", "--bogus"], 2, "--bogus");
     fails(&["etcd", "dump", "--revision", "0"], 2, "--revision");
     fails(&["etcd", "dump", "-o", "xml"], 2, "--output");
     fails(&["etcd", "dump", "--resource", "widgets"], 2, "--group");
     fails(&["etcd", "dump", "--prefix", "registry"], 2, "--prefix");
-    fails(&["etcd", "dump", "--etcd-servers", "nope"], 2, "--etcd-servers");
+    fails(
+        &["etcd", "dump", "--etcd-servers", "nope"],
+        2,
+        "--etcd-servers",
+    );
     fails(&["etcd", "dump", "--etcd-certfile", "c.pem"], 2, "--etcd");
     assert!(Path::new(common::kapi_bin()).exists());
 }

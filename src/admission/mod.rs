@@ -4,7 +4,18 @@
 //! (`--enable-admission-plugins`, `--disable-admission-plugins`) and always
 //! run in upstream's fixed order.
 
+pub mod common;
+pub mod default_storage_class;
+pub mod default_toleration_seconds;
+pub mod limit_ranger;
+pub mod matching;
 pub mod namespace_lifecycle;
+pub mod pod_security;
+pub mod policy;
+pub mod quantity;
+pub mod resource_quota;
+pub mod service_account;
+pub mod webhook;
 
 use std::sync::Arc;
 
@@ -115,6 +126,13 @@ impl Chain {
             mutating,
             validating,
         }
+    }
+
+    /// The chain with one more validating plugin, in its place in the order.
+    pub fn with_validating(self, plugin: Arc<dyn ValidatingPlugin>) -> Chain {
+        let mut validating = self.validating;
+        validating.push(plugin);
+        Chain::new(self.mutating, validating)
     }
 
     pub fn names(&self) -> Vec<&'static str> {

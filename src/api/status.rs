@@ -25,6 +25,9 @@ pub enum Reason {
     InternalError,
     ServiceUnavailable,
     Timeout,
+    /// No reason (or one kapi has no name for), as an admission webhook's
+    /// refusal may carry: omitted from the Status.
+    Unspecified,
 }
 
 impl Reason {
@@ -47,7 +50,35 @@ impl Reason {
             Reason::InternalError => "InternalError",
             Reason::ServiceUnavailable => "ServiceUnavailable",
             Reason::Timeout => "Timeout",
+            Reason::Unspecified => "",
         }
+    }
+
+    /// The reason a Status names (`Unspecified` for "" and unknown ones).
+    pub fn parse(s: &str) -> Reason {
+        const ALL: &[Reason] = &[
+            Reason::BadRequest,
+            Reason::Unauthorized,
+            Reason::Forbidden,
+            Reason::NotFound,
+            Reason::MethodNotAllowed,
+            Reason::NotAcceptable,
+            Reason::AlreadyExists,
+            Reason::Conflict,
+            Reason::Gone,
+            Reason::Expired,
+            Reason::RequestEntityTooLarge,
+            Reason::UnsupportedMediaType,
+            Reason::Invalid,
+            Reason::TooManyRequests,
+            Reason::InternalError,
+            Reason::ServiceUnavailable,
+            Reason::Timeout,
+        ];
+        ALL.iter()
+            .copied()
+            .find(|r| r.as_str() == s)
+            .unwrap_or(Reason::Unspecified)
     }
 }
 
@@ -280,7 +311,7 @@ impl ApiError {
             details: self.details.clone(),
             message: Some(self.message.clone()),
             metadata: Default::default(),
-            reason: Some(self.reason.as_str().to_string()),
+            reason: (self.reason != Reason::Unspecified).then(|| self.reason.as_str().to_string()),
             status: Some("Failure".to_string()),
         }
     }

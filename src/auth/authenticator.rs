@@ -33,10 +33,24 @@ pub struct Authenticated {
     pub method: &'static str,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Authenticator {
     tokens: Option<Arc<TokenFile>>,
     anonymous: bool,
+    /// ServiceAccount JWTs: the issuer that verifies them, and where the
+    /// objects they are bound to are looked up.
+    service_accounts: Option<(
+        Arc<super::serviceaccount::TokenIssuer>,
+        crate::registry::Registries,
+    )>,
+}
+
+impl std::fmt::Debug for Authenticator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authenticator")
+            .field("anonymous", &self.anonymous)
+            .finish()
+    }
 }
 
 impl Authenticator {
@@ -44,10 +58,21 @@ impl Authenticator {
         Authenticator {
             tokens: tokens.map(Arc::new),
             anonymous,
+            service_accounts: None,
         }
     }
 
-    pub fn authenticate(
+    /// Also accept ServiceAccount tokens this server issued.
+    pub fn with_service_accounts(
+        mut self,
+        issuer: Arc<super::serviceaccount::TokenIssuer>,
+        registries: crate::registry::Registries,
+    ) -> Self {
+        self.service_accounts = Some((issuer, registries));
+        self
+    }
+
+    pub async fn authenticate(
         &self,
         creds: &Credentials<'_>,
     ) -> Result<Authenticated, AuthenticationError> {
@@ -73,6 +98,28 @@ impl Authenticator {
                     user: user.clone().with_authenticated_group(),
                     method: "token-file",
                 });
+            }
+            if let Some((issuer, registries)) = &self.service_accounts {
+                match issuer.verify(token) {
+                    Some(Ok(claims)) => {
+                        return match super::serviceaccount::authenticate(registries, &claims).await
+                        {
+                            Ok(user) => Ok(Authenticated {
+                                user: user.with_authenticated_group(),
+                                method: "serviceaccount",
+                            }),
+                            Err(why) => {
+                                tracing::debug!(error = %why, "service account token refused");
+                                Err(AuthenticationError::InvalidToken)
+                            }
+                        };
+                    }
+                    Some(Err(why)) => {
+                        tracing::debug!(error = %why, "service account token refused");
+                        return Err(AuthenticationError::InvalidToken);
+                    }
+                    None => {}
+                }
             }
             return Err(AuthenticationError::InvalidToken);
         }

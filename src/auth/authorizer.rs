@@ -1,10 +1,12 @@
-//! Authorization: the `Authorizer` trait and the policy kapi enforces until
-//! RBAC objects are served. Out of the box kapi behaves as a kubeadm
-//! cluster with only its bootstrap policy: `system:masters` may do
-//! anything, anyone may read health and version, authenticated users may
-//! read discovery, and nothing else is allowed.
+//! Authorization: the `Authorizer` trait, the modes of
+//! `--authorization-mode` that need no stored policy (AlwaysAllow,
+//! AlwaysDeny), the privileged-group shortcut upstream puts in front of
+//! them, and the chain. RBAC itself is in [`super::rbac`]: the bootstrap
+//! policy is stored objects (`system:public-info-viewer` lets anyone read
+//! health and version, `system:discovery` and `system:basic-user` are
+//! bound to `system:authenticated`).
 
-use super::{UserInfo, AUTHENTICATED_GROUP, MASTERS_GROUP, UNAUTHENTICATED_GROUP};
+use super::{UserInfo, MASTERS_GROUP};
 
 /// upstream `authorizer.Attributes`.
 #[derive(Debug, Clone, Default)]
@@ -51,122 +53,67 @@ impl Authorizer for AlwaysAllow {
     fn authorize(&self, _: &Attributes<'_>) -> Decision {
         Decision::Allow(String::new())
     }
+
+    fn rules_for(
+        &self,
+        _user: &UserInfo,
+        _namespace: &str,
+    ) -> (Vec<serde_json::Value>, Vec<serde_json::Value>, bool) {
+        let (r, n) = everything();
+        (r, n, false)
+    }
 }
 
-/// `--authorization-mode=AlwaysDeny`.
+/// `--authorization-mode=AlwaysDeny`: no opinion on anything, as
+/// upstream's (so a later mode may still allow).
 #[derive(Debug)]
 pub struct AlwaysDeny;
 
 impl Authorizer for AlwaysDeny {
     fn authorize(&self, _: &Attributes<'_>) -> Decision {
-        Decision::Deny(String::new())
-    }
-}
-
-/// One RBAC `PolicyRule`, kept as plain strings so the static bootstrap
-/// policy and stored roles match through the same code.
-#[derive(Debug, Clone)]
-pub struct Rule {
-    pub verbs: &'static [&'static str],
-    pub api_groups: &'static [&'static str],
-    pub resources: &'static [&'static str],
-    pub non_resource_urls: &'static [&'static str],
-}
-
-fn has(list: &[&str], want: &str) -> bool {
-    list.iter().any(|x| *x == "*" || *x == want)
-}
-
-impl Rule {
-    pub fn matches(&self, a: &Attributes<'_>) -> bool {
-        if !has(self.verbs, a.verb) {
-            return false;
-        }
-        if a.resource_request {
-            let combined = if a.subresource.is_empty() {
-                a.resource.to_string()
-            } else {
-                format!("{}/{}", a.resource, a.subresource)
-            };
-            has(self.api_groups, a.api_group)
-                && self.resources.iter().any(|r| *r == "*" || *r == combined)
-        } else {
-            self.non_resource_urls
-                .iter()
-                .any(|u| match u.strip_suffix('*') {
-                    Some(prefix) => a.path.starts_with(prefix),
-                    None => *u == a.path,
-                })
-        }
-    }
-}
-
-/// upstream's `system:public-info-viewer`.
-const PUBLIC_INFO_VIEWER: &[Rule] = &[Rule {
-    verbs: &["get"],
-    api_groups: &[],
-    resources: &[],
-    non_resource_urls: &["/healthz", "/livez", "/readyz", "/version", "/version/"],
-}];
-
-/// upstream's `system:discovery` and `system:basic-user`.
-const AUTHENTICATED: &[Rule] = &[
-    Rule {
-        verbs: &["get"],
-        api_groups: &[],
-        resources: &[],
-        non_resource_urls: &[
-            "/api",
-            "/api/*",
-            "/apis",
-            "/apis/*",
-            "/healthz",
-            "/livez",
-            "/openapi",
-            "/openapi/*",
-            "/readyz",
-            "/version",
-            "/version/",
-        ],
-    },
-    Rule {
-        verbs: &["create"],
-        api_groups: &["authorization.k8s.io"],
-        resources: &["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-        non_resource_urls: &[],
-    },
-    Rule {
-        verbs: &["create"],
-        api_groups: &["authentication.k8s.io"],
-        resources: &["selfsubjectreviews"],
-        non_resource_urls: &[],
-    },
-];
-
-/// The privileged-group shortcut plus the bootstrap cluster roles bound to
-/// the built-in groups, as upstream's RBAC authorizer decides them.
-#[derive(Debug, Default)]
-pub struct BootstrapPolicy;
-
-impl Authorizer for BootstrapPolicy {
-    fn authorize(&self, a: &Attributes<'_>) -> Decision {
-        let Some(user) = a.user else {
-            return Decision::NoOpinion;
-        };
-        if user.in_group(MASTERS_GROUP) {
-            return Decision::Allow(format!("user is in group {MASTERS_GROUP:?}"));
-        }
-        if (user.in_group(AUTHENTICATED_GROUP) || user.in_group(UNAUTHENTICATED_GROUP))
-            && PUBLIC_INFO_VIEWER.iter().any(|r| r.matches(a))
-        {
-            return Decision::Allow(
-                "allowed by ClusterRoleBinding \"system:public-info-viewer\"".into(),
-            );
-        }
-        if user.in_group(AUTHENTICATED_GROUP) && AUTHENTICATED.iter().any(|r| r.matches(a)) {
-            return Decision::Allow("allowed by ClusterRoleBinding \"system:discovery\"".into());
-        }
         Decision::NoOpinion
+    }
+
+    fn rules_for(
+        &self,
+        _user: &UserInfo,
+        _namespace: &str,
+    ) -> (Vec<serde_json::Value>, Vec<serde_json::Value>, bool) {
+        (Vec::new(), Vec::new(), false)
+    }
+}
+
+/// upstream's privileged-group authorizer, in front of every other mode:
+/// members of `system:masters` may do anything.
+#[derive(Debug, Clone)]
+pub struct PrivilegedGroups(pub Vec<String>);
+
+impl Default for PrivilegedGroups {
+    fn default() -> Self {
+        PrivilegedGroups(vec![MASTERS_GROUP.to_string()])
+    }
+}
+
+impl PrivilegedGroups {
+    fn holds(&self, user: &UserInfo) -> bool {
+        self.0.iter().any(|g| user.in_group(g))
+    }
+}
+
+/// Every verb on everything, as SelfSubjectRulesReview shows it.
+fn everything() -> (Vec<serde_json::Value>, Vec<serde_json::Value>) {
+    (
+        vec![serde_json::json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})],
+        vec![serde_json::json!({"verbs": ["*"], "nonResourceURLs": ["*"]})],
+    )
+}
+
+impl Authorizer for PrivilegedGroups {
+    fn authorize(&self, a: &Attributes<'_>) -> Decision {
+        match a.user {
+            Some(user) if self.holds(user) => Decision::Allow(String::new()),
+            _ => Decision::NoOpinion,
+        }
     }
 
     fn rules_for(
@@ -174,27 +121,11 @@ impl Authorizer for BootstrapPolicy {
         user: &UserInfo,
         _namespace: &str,
     ) -> (Vec<serde_json::Value>, Vec<serde_json::Value>, bool) {
-        if user.in_group(MASTERS_GROUP) {
-            return (
-                vec![serde_json::json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]})],
-                vec![serde_json::json!({"verbs": ["*"], "nonResourceURLs": ["*"]})],
-                false,
-            );
+        if self.holds(user) {
+            let (r, n) = everything();
+            return (r, n, false);
         }
-        let mut rules: Vec<&Rule> = Vec::new();
-        if user.in_group(AUTHENTICATED_GROUP) || user.in_group(UNAUTHENTICATED_GROUP) {
-            rules.extend(PUBLIC_INFO_VIEWER.iter());
-        }
-        if user.in_group(AUTHENTICATED_GROUP) {
-            rules.extend(AUTHENTICATED.iter());
-        }
-        let (mut r, mut n) = (Vec::new(), Vec::new());
-        for rule in rules {
-            let (a, b) = rule_json(rule);
-            r.extend(a);
-            n.extend(b);
-        }
-        (r, n, false)
+        (Vec::new(), Vec::new(), false)
     }
 }
 
@@ -226,24 +157,6 @@ impl Authorizer for Chain {
             incomplete |= zi;
         }
         (r, n, incomplete)
-    }
-}
-
-fn rule_json(rule: &Rule) -> (Option<serde_json::Value>, Option<serde_json::Value>) {
-    if rule.non_resource_urls.is_empty() {
-        (
-            Some(
-                serde_json::json!({"verbs": rule.verbs, "apiGroups": rule.api_groups, "resources": rule.resources}),
-            ),
-            None,
-        )
-    } else {
-        (
-            None,
-            Some(
-                serde_json::json!({"verbs": rule.verbs, "nonResourceURLs": rule.non_resource_urls}),
-            ),
-        )
     }
 }
 
@@ -283,36 +196,9 @@ mod tests {
     }
 
     #[test]
-    fn anonymous_sees_only_public_info() {
-        let anon = UserInfo::anonymous();
-        let path = |p: &'static str| Attributes {
-            user: Some(&anon),
-            verb: "get",
-            path: p,
-            ..Default::default()
-        };
-        assert!(matches!(
-            BootstrapPolicy.authorize(&path("/readyz")),
-            Decision::Allow(_)
-        ));
-        assert!(matches!(
-            BootstrapPolicy.authorize(&path("/version")),
-            Decision::Allow(_)
-        ));
-        assert_eq!(
-            BootstrapPolicy.authorize(&path("/api")),
-            Decision::NoOpinion
-        );
-        assert_eq!(
-            BootstrapPolicy.authorize(&path("/metrics")),
-            Decision::NoOpinion
-        );
-    }
-
-    #[test]
-    fn masters_may_do_anything_others_only_discovery() {
-        let admin = user("admin", &[MASTERS_GROUP, AUTHENTICATED_GROUP]);
-        let bob = user("bob", &[AUTHENTICATED_GROUP]);
+    fn masters_may_do_anything_others_get_no_opinion() {
+        let admin = user("admin", &[MASTERS_GROUP, "system:authenticated"]);
+        let bob = user("bob", &["system:authenticated"]);
         let list_pods = |u| Attributes {
             user: Some(u),
             verb: "list",
@@ -321,27 +207,38 @@ mod tests {
             namespace: "n",
             ..Default::default()
         };
+        let z = PrivilegedGroups::default();
         assert!(matches!(
-            BootstrapPolicy.authorize(&list_pods(&admin)),
+            z.authorize(&list_pods(&admin)),
             Decision::Allow(_)
         ));
-        assert_eq!(
-            BootstrapPolicy.authorize(&list_pods(&bob)),
-            Decision::NoOpinion
-        );
-        let disc = Attributes {
-            user: Some(&bob),
-            verb: "get",
-            path: "/apis/apps/v1",
-            ..Default::default()
-        };
+        assert_eq!(z.authorize(&list_pods(&bob)), Decision::NoOpinion);
+        assert_eq!(z.rules_for(&admin, "n").0.len(), 1);
+        assert!(z.rules_for(&bob, "n").0.is_empty());
+        let chain = Chain(vec![Box::new(z.clone()), Box::new(AlwaysAllow)]);
         assert!(matches!(
-            BootstrapPolicy.authorize(&disc),
+            chain.authorize(&list_pods(&bob)),
             Decision::Allow(_)
         ));
+        let deny = Chain(vec![Box::new(z), Box::new(AlwaysDeny)]);
+        assert!(matches!(
+            deny.authorize(&list_pods(&admin)),
+            Decision::Allow(_)
+        ));
+        assert_eq!(deny.authorize(&list_pods(&bob)), Decision::NoOpinion);
         assert_eq!(
             forbidden_message(&list_pods(&bob)),
             "User \"bob\" cannot list resource \"pods\" in API group \"\" in the namespace \"n\""
+        );
+        let path = Attributes {
+            user: Some(&bob),
+            verb: "get",
+            path: "/metrics",
+            ..Default::default()
+        };
+        assert_eq!(
+            forbidden_message(&path),
+            "User \"bob\" cannot get path \"/metrics\""
         );
     }
 }

@@ -3,6 +3,10 @@
 
 pub mod authenticator;
 pub mod authorizer;
+pub mod bootstrap_policy;
+pub mod escalation;
+pub mod rbac;
+pub mod serviceaccount;
 pub mod tokenfile;
 pub mod x509;
 

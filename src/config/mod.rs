@@ -85,6 +85,27 @@ pub struct ServeOptions {
     #[arg(long, value_name = "FILE")]
     pub token_auth_file: Option<PathBuf>,
 
+    /// Admission plugins to enable besides the default ones, comma separated.
+    #[arg(long, value_delimiter = ',', value_name = "PLUGINS")]
+    pub enable_admission_plugins: Vec<String>,
+
+    /// Default admission plugins to disable, comma separated.
+    #[arg(long, value_delimiter = ',', value_name = "PLUGINS")]
+    pub disable_admission_plugins: Vec<String>,
+
+    /// Let containers run privileged (securityContext.privileged).
+    #[arg(long, default_value = "false", num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
+    pub allow_privileged: bool,
+
+    /// Authorization modes, in order, comma separated: AlwaysAllow, AlwaysDeny, RBAC.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "RBAC",
+        value_name = "MODES"
+    )]
+    pub authorization_mode: Vec<String>,
+
     /// Most non-mutating requests served at once; more get 429.
     #[arg(long, default_value_t = 400, value_name = "N")]
     pub max_requests_inflight: u32,
@@ -100,6 +121,22 @@ pub struct ServeOptions {
     /// Where to write the admin kubeconfig (default: <data-dir>/admin.kubeconfig).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
+
+    /// audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path).
+    #[arg(long, value_name = "FILE")]
+    pub audit_policy_file: Option<PathBuf>,
+
+    /// Where audit events go, as JSON lines ("-" for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub audit_log_path: Option<PathBuf>,
+
+    /// Issuer (`iss`) of ServiceAccount tokens.
+    #[arg(long, default_value = crate::auth::serviceaccount::DEFAULT_ISSUER, value_name = "URL")]
+    pub service_account_issuer: String,
+
+    /// Audiences the API accepts in tokens, comma separated (default: the issuer).
+    #[arg(long, value_delimiter = ',', value_name = "AUDIENCES")]
+    pub api_audiences: Vec<String>,
 }
 
 /// An inclusive port range such as `30000-32767`.
@@ -154,6 +191,155 @@ fn parse_positive_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// One `--authorization-mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthorizationMode {
+    AlwaysAllow,
+    AlwaysDeny,
+    Rbac,
+}
+
+impl AuthorizationMode {
+    pub const NAMES: &'static [&'static str] = &["AlwaysAllow", "AlwaysDeny", "RBAC"];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AuthorizationMode::AlwaysAllow => "AlwaysAllow",
+            AuthorizationMode::AlwaysDeny => "AlwaysDeny",
+            AuthorizationMode::Rbac => "RBAC",
+        }
+    }
+}
+
+/// The modes in order: each known, none twice, at least one (upstream's checks).
+fn parse_authorization_modes(values: &[String]) -> Result<Vec<AuthorizationMode>, FlagError> {
+    let err = |message: String| FlagError {
+        flag: "authorization-mode",
+        message,
+    };
+    let mut modes = Vec::new();
+    for v in values.iter().map(|v| v.trim()).filter(|v| !v.is_empty()) {
+        let mode = match v {
+            "AlwaysAllow" => AuthorizationMode::AlwaysAllow,
+            "AlwaysDeny" => AuthorizationMode::AlwaysDeny,
+            "RBAC" => AuthorizationMode::Rbac,
+            other => {
+                return Err(err(format!(
+                    "authorization-mode {other:?} is not a valid mode (supported: {})",
+                    AuthorizationMode::NAMES.join(", ")
+                )))
+            }
+        };
+        if modes.contains(&mode) {
+            return Err(err(format!(
+                "authorization-mode {v:?} has mode specified more than once"
+            )));
+        }
+        modes.push(mode);
+    }
+    if modes.is_empty() {
+        return Err(err("at least one authorization-mode must be passed".into()));
+    }
+    Ok(modes)
+}
+
+/// Every admission plugin upstream has, in its order (AllOrderedPlugins).
+/// kapi runs the ones in [`crate::admission::ORDER`]; the others are
+/// accepted and ignored with a warning.
+pub const UPSTREAM_ADMISSION_PLUGINS: &[&str] = &[
+    "AlwaysAdmit",
+    "NamespaceAutoProvision",
+    "NamespaceLifecycle",
+    "NamespaceExists",
+    "LimitPodHardAntiAffinityTopology",
+    "LimitRanger",
+    "ServiceAccount",
+    "NodeRestriction",
+    "TaintNodesByCondition",
+    "AlwaysPullImages",
+    "ImagePolicyWebhook",
+    "PodSecurity",
+    "PodNodeSelector",
+    "Priority",
+    "DefaultTolerationSeconds",
+    "PodTolerationRestriction",
+    "EventRateLimit",
+    "ExtendedResourceToleration",
+    "DefaultStorageClass",
+    "StorageObjectInUseProtection",
+    "OwnerReferencesPermissionEnforcement",
+    "PersistentVolumeClaimResize",
+    "RuntimeClass",
+    "CertificateApproval",
+    "CertificateSigning",
+    "ClusterTrustBundleAttest",
+    "CertificateSubjectRestriction",
+    "DefaultIngressClass",
+    "DenyServiceExternalIPs",
+    "PodTopologyLabels",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionWebhook",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionWebhook",
+    "ResourceQuota",
+    "AlwaysDeny",
+];
+
+/// upstream's admission options: the names must be known and not both
+/// enabled and disabled; the default-on plugins minus the disabled ones,
+/// plus the enabled ones, in upstream's order.
+fn admission_plugins(enable: &[String], disable: &[String]) -> Result<Vec<String>, FlagError> {
+    let clean = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    let (enable, disable) = (clean(enable), clean(disable));
+    let known =
+        |n: &str| UPSTREAM_ADMISSION_PLUGINS.contains(&n) || crate::admission::ORDER.contains(&n);
+    for (flag, names) in [
+        ("enable-admission-plugins", &enable),
+        ("disable-admission-plugins", &disable),
+    ] {
+        if let Some(n) = names.iter().find(|n| !known(n)) {
+            return Err(FlagError {
+                flag,
+                message: format!("plugin {n:?} is unknown"),
+            });
+        }
+    }
+    let mut both: Vec<&String> = enable.iter().filter(|n| disable.contains(n)).collect();
+    if !both.is_empty() {
+        both.sort();
+        both.dedup();
+        let list: Vec<&str> = both.iter().map(|s| s.as_str()).collect();
+        return Err(FlagError {
+            flag: "enable-admission-plugins",
+            message: format!(
+                "[{}] in enable-admission-plugins and disable-admission-plugins overlapped",
+                list.join(" ")
+            ),
+        });
+    }
+    let on = |n: &str| {
+        enable.iter().any(|e| e == n)
+            || (crate::admission::DEFAULT_ON.contains(&n) && !disable.iter().any(|d| d == n))
+    };
+    let mut out: Vec<String> = UPSTREAM_ADMISSION_PLUGINS
+        .iter()
+        .filter(|n| on(n))
+        .map(|n| n.to_string())
+        .collect();
+    // Plugins kapi orders itself but upstream's list does not name.
+    for n in crate::admission::ORDER {
+        if on(n) && !out.iter().any(|o| o == n) {
+            out.push(n.to_string());
+        }
+    }
+    Ok(out)
+}
+
 /// Where the store lives.
 #[derive(Debug, Clone)]
 pub enum StorageBackend {
@@ -185,10 +371,18 @@ pub struct CompletedConfig {
     pub service_node_port_range: PortRange,
     pub anonymous_auth: bool,
     pub token_auth_file: Option<PathBuf>,
+    /// The admission plugins that run, in upstream's order.
+    pub admission_plugins: Vec<String>,
+    pub allow_privileged: bool,
+    pub authorization_modes: Vec<AuthorizationMode>,
     pub max_requests_inflight: u32,
     pub max_mutating_requests_inflight: u32,
     pub request_timeout: Duration,
     pub kubeconfig_out: PathBuf,
+    pub service_account_issuer: String,
+    pub api_audiences: Vec<String>,
+    pub audit_policy_file: Option<PathBuf>,
+    pub audit_log_path: Option<PathBuf>,
 }
 
 /// A flag whose value is wrong; printed as one line, exit code 2.
@@ -266,6 +460,7 @@ impl ServeOptions {
             ("token-auth-file", &self.token_auth_file),
             ("tls-cert-file", &self.tls_cert_file),
             ("tls-private-key-file", &self.tls_private_key_file),
+            ("audit-policy-file", &self.audit_policy_file),
         ] {
             if let Some(f) = file {
                 if !f.is_file() {
@@ -276,6 +471,11 @@ impl ServeOptions {
                 }
             }
         }
+        let authorization_modes = parse_authorization_modes(&self.authorization_mode)?;
+        let admission_plugins = admission_plugins(
+            &self.enable_admission_plugins,
+            &self.disable_admission_plugins,
+        )?;
         Ok(CompletedConfig {
             secure_port: self.secure_port,
             bind_address: self.bind_address,
@@ -294,9 +494,16 @@ impl ServeOptions {
             service_node_port_range: self.service_node_port_range,
             anonymous_auth: self.anonymous_auth,
             token_auth_file: self.token_auth_file,
+            admission_plugins,
+            allow_privileged: self.allow_privileged,
+            authorization_modes,
             max_requests_inflight: self.max_requests_inflight,
             max_mutating_requests_inflight: self.max_mutating_requests_inflight,
             request_timeout: self.request_timeout,
+            audit_policy_file: self.audit_policy_file,
+            audit_log_path: self.audit_log_path,
+            service_account_issuer: self.service_account_issuer,
+            api_audiences: self.api_audiences,
         })
     }
 }
@@ -328,6 +535,56 @@ mod tests {
         );
         assert!(parse_port_range("5-1").is_err());
         assert!(parse_port_range("x").is_err());
+    }
+
+    #[test]
+    fn admission_plugin_flags() {
+        let run = |e: &[&str], d: &[&str]| {
+            let v = |x: &[&str]| x.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+            admission_plugins(&v(e), &v(d)).map_err(|e| e.to_string())
+        };
+        let all = run(&[], &[]).unwrap_or_default();
+        assert_eq!(all.first().map(String::as_str), Some("NamespaceLifecycle"));
+        assert_eq!(all.last().map(String::as_str), Some("ResourceQuota"));
+        assert_eq!(all.len(), crate::admission::DEFAULT_ON.len());
+        let some =
+            run(&["AlwaysPullImages"], &["ResourceQuota", "PodSecurity"]).unwrap_or_default();
+        assert!(some.contains(&"AlwaysPullImages".to_string()));
+        assert!(!some
+            .iter()
+            .any(|p| p == "ResourceQuota" || p == "PodSecurity"));
+        assert_eq!(
+            run(&["Nope"], &[]),
+            Err("invalid value for --enable-admission-plugins: plugin \"Nope\" is unknown".into())
+        );
+        assert_eq!(
+            run(&[], &["Bogus"]),
+            Err(
+                "invalid value for --disable-admission-plugins: plugin \"Bogus\" is unknown".into()
+            )
+        );
+        assert_eq!(
+            run(&["LimitRanger"], &["LimitRanger"]),
+            Err("invalid value for --enable-admission-plugins: [LimitRanger] in enable-admission-plugins and disable-admission-plugins overlapped".into())
+        );
+    }
+
+    #[test]
+    fn authorization_modes() {
+        let modes = |v: &[&str]| {
+            parse_authorization_modes(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        };
+        assert_eq!(modes(&["RBAC"]).ok(), Some(vec![AuthorizationMode::Rbac]));
+        assert_eq!(
+            modes(&["AlwaysDeny", "RBAC"]).ok(),
+            Some(vec![AuthorizationMode::AlwaysDeny, AuthorizationMode::Rbac])
+        );
+        assert_eq!(
+            modes(&["Node", "RBAC"]).map_err(|e| e.to_string()).err().as_deref(),
+            Some("invalid value for --authorization-mode: authorization-mode \"Node\" is not a valid mode (supported: AlwaysAllow, AlwaysDeny, RBAC)")
+        );
+        assert!(modes(&["RBAC", "RBAC"]).is_err());
+        assert!(modes(&[""]).is_err());
     }
 
     #[test]

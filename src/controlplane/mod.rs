@@ -7,6 +7,7 @@ pub mod bootstrap;
 pub mod builtin;
 pub mod gc;
 pub mod namespace;
+pub mod serviceaccounts;
 
 use std::sync::{Arc, OnceLock};
 

@@ -543,9 +543,19 @@ pub fn default_pod_spec(spec: &mut Map<String, Value>) {
     }
 }
 
+/// `--allow-privileged`: whether containers may run privileged (upstream's
+/// `capabilities.Get().AllowPrivileged`, false unless the flag says so).
+static ALLOW_PRIVILEGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Sets `--allow-privileged` for the pod validation of this process.
+pub fn set_allow_privileged(allow: bool) {
+    ALLOW_PRIVILEGED.store(allow, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// upstream's ValidatePodSpec for the fields people get wrong.
 pub fn validate_pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
+    let allow_privileged = ALLOW_PRIVILEGED.load(std::sync::atomic::Ordering::Relaxed);
     let containers = spec["containers"].as_array().cloned().unwrap_or_default();
     if containers.is_empty() {
         errs.push(FieldError::required(format!("{path}.containers"), ""));
@@ -576,6 +586,12 @@ pub fn validate_pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
             }
             if c["image"].as_str().unwrap_or("").trim().is_empty() {
                 errs.push(FieldError::required(format!("{cpath}.image"), ""));
+            }
+            if !allow_privileged && c["securityContext"]["privileged"].as_bool() == Some(true) {
+                errs.push(FieldError::forbidden(
+                    format!("{cpath}.securityContext.privileged"),
+                    "disallowed by cluster policy",
+                ));
             }
             for (j, p) in c["ports"]
                 .as_array()
@@ -707,10 +723,43 @@ fn qos_class(spec: &Value) -> &'static str {
     }
 }
 
+/// upstream's SetDefaults_Pod (pods only, not templates): a container's
+/// limit without a request requests the limit.
+fn default_requests_to_limits(spec: &mut Map<String, Value>) {
+    for key in ["containers", "initContainers"] {
+        let Some(cs) = spec.get_mut(key).and_then(Value::as_array_mut) else {
+            continue;
+        };
+        for c in cs.iter_mut().filter_map(Value::as_object_mut) {
+            let Some(res) = c.get_mut("resources").and_then(Value::as_object_mut) else {
+                continue;
+            };
+            let Some(limits) = res
+                .get("limits")
+                .and_then(Value::as_object)
+                .filter(|l| !l.is_empty())
+                .cloned()
+            else {
+                continue;
+            };
+            let requests = res.entry("requests").or_insert_with(|| json!({}));
+            if !requests.is_object() {
+                *requests = json!({});
+            }
+            if let Some(r) = requests.as_object_mut() {
+                for (k, v) in limits {
+                    r.entry(k).or_insert(v);
+                }
+            }
+        }
+    }
+}
+
 impl Strategy for PodStrategy {
     fn default(&self, obj: &mut Value) {
         if let Some(spec) = obj_mut(obj, "spec") {
             default_pod_spec(spec);
+            default_requests_to_limits(spec);
         }
     }
 

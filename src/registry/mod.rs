@@ -164,6 +164,12 @@ impl Registries {
         *self.admission.write() = chain;
     }
 
+    /// Adds an always-on validating plugin to the installed chain.
+    pub fn add_validating_admission(&self, plugin: Arc<dyn admission::ValidatingPlugin>) {
+        let mut chain = self.admission.write();
+        *chain = chain.clone().with_validating(plugin);
+    }
+
     /// The mutating admission plugins, in order.
     pub async fn admit(
         &self,
@@ -234,18 +240,6 @@ impl Registries {
         self.by_gvr
             .write()
             .remove(&(group.to_string(), version.to_string(), plural.to_string()));
-    }
-
-    /// The namespace object, for NamespaceLifecycle.
-    async fn namespace(&self, name: &str) -> Result<Option<Value>, ApiError> {
-        let Some(ns) = self.get("", "v1", "namespaces") else {
-            return Ok(None);
-        };
-        match ns.get_object("", name, None).await {
-            Ok(bytes) => Ok(serde_json::from_slice(&bytes).ok()),
-            Err(e) if e.code == 404 => Ok(None),
-            Err(e) => Err(e),
-        }
     }
 }
 
@@ -1206,7 +1200,7 @@ impl Registry {
             .check(&current)
             .map_err(|e| storage_err(&self.resource, name, e))?;
         let obj: Value = serde_json::from_slice(&current.value).unwrap_or(json!({}));
-        let attrs = admission::Attributes {
+        let mut attrs = admission::Attributes {
             operation: admission::Operation::Delete,
             resource: &self.resource,
             subresource: "",
@@ -1218,6 +1212,8 @@ impl Registry {
             dry_run: opts.dry_run,
             options: json!({"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1", "propagationPolicy": opts.propagation_policy}),
         };
+        // Mutating admission sees deletes too (webhooks may refuse them).
+        self.registries.admit(&mut attrs).await?;
         self.registries.validate_admission(&attrs).await?;
         let mut finalizers = meta::finalizers(&obj);
         let extra = match opts.propagation_policy.as_deref() {

@@ -17,6 +17,8 @@ use crate::auth::{Authenticator, Credentials, UserInfo};
 pub struct AuthContext {
     pub authenticator: Authenticator,
     pub authorizer: Arc<dyn Authorizer>,
+    /// Issues ServiceAccount tokens (TokenRequest).
+    pub tokens: Option<Arc<crate::auth::serviceaccount::TokenIssuer>>,
 }
 
 fn user_json(u: &UserInfo) -> Value {
@@ -113,7 +115,7 @@ fn decide(
 }
 
 /// Answers a review `kind` created by `requester` (in `namespace` for the local one).
-pub fn create(
+pub async fn create(
     ctx: &AuthContext,
     kind: &str,
     namespace: &str,
@@ -134,7 +136,7 @@ pub fn create(
                 client_cert: None,
                 bearer_token: Some(&token),
             };
-            let status = match ctx.authenticator.authenticate(&creds) {
+            let status = match ctx.authenticator.authenticate(&creds).await {
                 Ok(a) if a.method != "anonymous" => {
                     json!({"authenticated": true, "user": user_json(&a.user), "audiences": body["spec"]["audiences"]})
                 }

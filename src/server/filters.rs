@@ -31,16 +31,11 @@ pub struct ConnInfo {
     pub client_cert: Option<ClientCertIdentity>,
 }
 
-/// Where audit events would go; `--audit-log-path` plugs in here.
-pub trait AuditSink: Send + Sync + std::fmt::Debug {
-    fn request_received(&self, audit_id: &str, info: &RequestInfo, user: &Authenticated);
-    fn response_complete(
-        &self,
-        audit_id: &str,
-        info: &RequestInfo,
-        user: &Authenticated,
-        code: u16,
-    );
+/// The authorization decision, passed back out to the audit filter.
+#[derive(Debug, Clone)]
+pub struct AuthzDecision {
+    pub decision: &'static str,
+    pub reason: String,
 }
 
 /// Shared by every filter.
@@ -52,7 +47,7 @@ pub struct ChainState {
     pub readonly_inflight: Semaphore,
     pub mutating_inflight: Semaphore,
     pub request_timeout: Duration,
-    pub audit: Option<Arc<dyn AuditSink>>,
+    pub audit: Option<super::audit::Auditor>,
 }
 
 pub fn build(router: Router, state: Arc<ChainState>) -> Router {
@@ -202,7 +197,7 @@ async fn authentication(
         client_cert: cert.as_ref(),
         bearer_token: token.as_deref(),
     };
-    match s.authenticator.authenticate(&creds) {
+    match s.authenticator.authenticate(&creds).await {
         Ok(user) => {
             // Credentials stop here; nothing behind the filter needs them.
             req.headers_mut().remove(header::AUTHORIZATION);
@@ -217,26 +212,126 @@ async fn authentication(
 }
 
 async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -> Response {
+    use super::audit::{self as audit_log, Level};
     // A v4 UUID from the thread-local generator: no system call per request.
     let audit_id = uuid::Builder::from_random_bytes(rand::random())
         .into_uuid()
         .to_string();
     let header_value = HeaderValue::from_str(&audit_id).ok();
-    let sink_ctx = s.audit.clone().and_then(|sink| {
-        let user = req.extensions().get::<Authenticated>().cloned()?;
-        let info = info_of(&req);
-        sink.request_received(&audit_id, &info, &user);
-        Some((sink, user, info))
-    });
     req.extensions_mut().insert(AuditId(audit_id.clone()));
-    let mut resp = next.run(req).await;
-    if let Some((sink, user, info)) = sink_ctx {
-        sink.response_complete(&audit_id, &info, &user, resp.status().as_u16());
+    let with_id = |mut resp: Response| {
+        if let Some(v) = header_value.clone() {
+            resp.headers_mut().insert("audit-id", v);
+        }
+        resp
+    };
+    let Some(auditor) = s.audit.as_ref() else {
+        return with_id(next.run(req).await);
+    };
+    let Some(user) = req.extensions().get::<Authenticated>().cloned() else {
+        return with_id(next.run(req).await);
+    };
+    let info = info_of(&req);
+    let (level, omit) = auditor.policy.evaluate(&info, &user.user);
+    if level == Level::None {
+        return with_id(next.run(req).await);
     }
-    if let Some(v) = header_value {
-        resp.headers_mut().insert("audit-id", v);
+    let received = audit_log::now_micro();
+    let uri = req.uri().to_string();
+    let ua = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let source_ip = req
+        .extensions()
+        .get::<ConnInfo>()
+        .map(|c| c.remote.ip().to_string())
+        .unwrap_or_default();
+    let r = audit_log::Request {
+        audit_id: &audit_id,
+        level,
+        info: &info,
+        uri: &uri,
+        user: &user.user,
+        source_ip,
+        user_agent: &ua,
+        received: &received,
+    };
+    let stage_on = |stage: &str| !omit.iter().any(|o| o == stage);
+    if stage_on("RequestReceived") {
+        auditor.log.write(audit_log::event(
+            &r,
+            "RequestReceived",
+            None,
+            None,
+            None,
+            serde_json::json!({}),
+        ));
     }
-    resp
+    // Request and RequestResponse levels record the request body.
+    let mut request_object = None;
+    if level >= Level::Request
+        && matches!(
+            *req.method(),
+            http::Method::POST | http::Method::PUT | http::Method::PATCH
+        )
+    {
+        let (parts, body) = req.into_parts();
+        let bytes = match axum::body::to_bytes(body, crate::endpoints::MAX_BODY_BYTES).await {
+            Ok(b) => b,
+            Err(_) => {
+                return with_id(
+                    ApiError::too_large(crate::endpoints::MAX_BODY_BYTES).into_response(),
+                )
+            }
+        };
+        request_object = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+        req = Request::from_parts(parts, axum::body::Body::from(bytes));
+    }
+    let resp = next.run(req).await;
+    let code = resp.status().as_u16();
+    let mut annotations = serde_json::json!({});
+    if let Some(d) = resp.extensions().get::<AuthzDecision>() {
+        annotations = serde_json::json!({"authorization.k8s.io/decision": d.decision, "authorization.k8s.io/reason": d.reason});
+    }
+    if info.is_long_running() {
+        // Streams are audited when they start; the end is not awaited.
+        if stage_on("ResponseStarted") {
+            auditor.log.write(audit_log::event(
+                &r,
+                "ResponseStarted",
+                Some(code),
+                request_object,
+                None,
+                annotations,
+            ));
+        }
+        return with_id(resp);
+    }
+    let mut response_object = None;
+    let resp = if level == Level::RequestResponse {
+        let (parts, body) = resp.into_parts();
+        let bytes = axum::body::to_bytes(body, 64 * 1024 * 1024)
+            .await
+            .unwrap_or_default();
+        response_object = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+        Response::from_parts(parts, axum::body::Body::from(bytes))
+    } else {
+        resp
+    };
+    if stage_on("ResponseComplete") {
+        auditor.log.write(audit_log::event(
+            &r,
+            "ResponseComplete",
+            Some(code),
+            request_object,
+            response_object,
+            annotations,
+        ));
+    }
+    with_id(resp)
 }
 
 /// The audit ID of a request, also sent back in the `Audit-Id` header.
@@ -261,7 +356,14 @@ async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Nex
         name: &info.name,
     };
     match s.authorizer.authorize(&attrs) {
-        Decision::Allow(_) => next.run(req).await,
+        Decision::Allow(reason) => {
+            let mut resp = next.run(req).await;
+            resp.extensions_mut().insert(AuthzDecision {
+                decision: "allow",
+                reason,
+            });
+            resp
+        }
         Decision::Deny(_) | Decision::NoOpinion => {
             let why = forbidden_message(&attrs);
             let err = if info.is_resource_request {
@@ -283,7 +385,12 @@ async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Nex
             } else {
                 ApiError::forbidden(format!("forbidden: {why}"))
             };
-            err.into_response()
+            let mut resp = err.into_response();
+            resp.extensions_mut().insert(AuthzDecision {
+                decision: "forbid",
+                reason: String::new(),
+            });
+            resp
         }
     }
 }

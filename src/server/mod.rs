@@ -2,6 +2,7 @@
 //! health checks, post-start hooks, metrics and TLS serving. Nothing here
 //! knows about particular resources.
 
+pub mod audit;
 pub mod chain;
 pub mod filters;
 pub mod healthz;

@@ -55,6 +55,11 @@ pub struct RangeRequest {
     pub revision: i64,
     /// Most keys returned; 0 for all.
     pub limit: i64,
+    /// Stop at the limit without counting the keys past it: `count` is
+    /// then only a lower bound (`more` stays exact). For readers that page
+    /// through a whole range, where counting it on every page is quadratic
+    /// on the embedded store. etcd counts cheaply and ignores it.
+    pub skip_count: bool,
 }
 
 #[derive(Debug, Clone, Default)]

@@ -124,12 +124,10 @@ pub fn open_data_dir(data_dir: &Path) -> Result<Source, DumpError> {
 
 /// Connects to etcd for dumping.
 pub async fn open_etcd(cfg: &EtcdConfig, prefix: &str) -> Result<Source, DumpError> {
-    let e = Etcd::connect(cfg, prefix)
-        .await
-        .map_err(|e| {
-            let text = e.to_string().replace("storage unavailable: ", "");
-            DumpError::Storage(format!("--etcd-servers: {text}"))
-        })?;
+    let e = Etcd::connect(cfg, prefix).await.map_err(|e| {
+        let text = e.to_string().replace("storage unavailable: ", "");
+        DumpError::Storage(format!("--etcd-servers: {text}"))
+    })?;
     Ok(Source {
         backend: Arc::new(e),
         note: None,
@@ -546,7 +544,8 @@ pub trait Sink {
     /// Called once, before any entry, with the revision read at.
     fn begin(&mut self, revision: i64) -> io::Result<()>;
     fn entry(&mut self, e: &Entry) -> io::Result<()>;
-    /// Keys read so far, and how many the ranges started so far hold.
+    /// Keys read so far, and how many the ranges started so far hold (0
+    /// when no total was asked for).
     fn progress(&mut self, _read: u64, _total: u64) {}
     fn end(&mut self) -> io::Result<()>;
 }
@@ -579,12 +578,15 @@ fn storage_error(e: BackendError, revision: i64) -> DumpError {
 
 /// Reads the plan's ranges page by page (at most [`PAGE_SIZE`] keys held
 /// at once), all at one revision (`revision`, or the latest when 0), and
-/// hands each key that passes the filter to `sink`.
+/// hands each key that passes the filter to `sink`. With `want_total`,
+/// [`Sink::progress`] learns how many keys each range holds (one extra
+/// pass over the range on the embedded store); without, its total is 0.
 pub async fn dump(
     backend: &dyn Backend,
     plan: &Plan,
     revision: i64,
     keys_only: bool,
+    want_total: bool,
     sink: &mut dyn Sink,
 ) -> Result<Summary, DumpError> {
     let mut at = revision;
@@ -601,6 +603,10 @@ pub async fn dump(
                     end: end.clone(),
                     revision: at,
                     limit: PAGE_SIZE,
+                    // Counting the rest of the range on every page is
+                    // quadratic on the embedded store: only the first page
+                    // counts, and only when a total is wanted.
+                    skip_count: !(first_page && want_total),
                 })
                 .await
                 .map_err(|e| storage_error(e, revision))?;
@@ -612,7 +618,9 @@ pub async fn dump(
                 begun = true;
             }
             if first_page {
-                total += resp.count.max(0) as u64;
+                if want_total {
+                    total += resp.count.max(0) as u64;
+                }
                 first_page = false;
             }
             for kv in &resp.kvs {

@@ -310,7 +310,10 @@ impl Embedded {
             }
             match Database::builder().set_cache_size(16 << 20).create(&copy) {
                 Ok(db) => return Self::reader(Db::Writable(db), source),
-                Err(e) => last = e.to_string(),
+                Err(e) => {
+                    tracing::debug!(attempt, error = %e, "the copy of the store was torn; copying again");
+                    last = e.to_string();
+                }
             }
         }
         Err(BackendError::Unavailable(format!(
@@ -702,6 +705,9 @@ impl Backend for Embedded {
                 if last_key.as_deref() != Some(key) {
                     if let Some(prev_key) = last_key.take() {
                         flush(&prev_key, best.take(), &mut resp)?;
+                        if req.skip_count && resp.more {
+                            break;
+                        }
                     }
                     last_key = Some(key.to_string());
                 }

@@ -274,6 +274,7 @@ impl Store {
                     end: end.clone(),
                     revision: read_rev,
                     limit: page,
+                    ..Default::default()
                 })
                 .await
                 .map_err(|e| match e {
@@ -313,6 +314,7 @@ impl Store {
                         end: end.clone(),
                         revision: read_rev,
                         limit: 1,
+                        ..Default::default()
                     })
                     .await?;
                 if rest.count > 0 {
@@ -459,6 +461,7 @@ impl Store {
                 end: prefix_end(prefix),
                 revision: 0,
                 limit: 1,
+                ..Default::default()
             })
             .await?;
         Ok(resp.count)

@@ -20,6 +20,7 @@
 //! comprehension steps (a per-rule limit and a per-object budget) instead of
 //! cel-go's cost units, and no cost is estimated at CRD write time.
 
+pub mod admission;
 mod check;
 mod env;
 mod types;
