@@ -28,6 +28,8 @@ complete -c kapi -n "__fish_kapi_needs_command" -s v -l v -d 'Log verbosity, as 
 complete -c kapi -n "__fish_kapi_needs_command" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_needs_command" -s V -l version -d 'Print version'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
+complete -c kapi -n "__fish_kapi_needs_command" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
+complete -c kapi -n "__fish_kapi_needs_command" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "completions" -d 'Print shell completions for bash, zsh, fish, powershell or elvish'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l secure-port -d 'Port to serve HTTPS on; 0 picks a free port and prints it' -r
@@ -49,14 +51,65 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-node-port-ra
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l anonymous-auth -d 'Let unauthenticated requests through as system:anonymous (authorization still limits them)' -r -f -a "true\t''
 false\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l token-auth-file -d 'Static bearer tokens, CSV lines: token,user,uid,"group1,group2"' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l enable-admission-plugins -d 'Admission plugins to enable besides the default ones, comma separated' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l disable-admission-plugins -d 'Default admission plugins to disable, comma separated' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l allow-privileged -d 'Let containers run privileged (securityContext.privileged)' -r -f -a "true\t''
+false\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l authorization-mode -d 'Authorization modes, in order, comma separated: AlwaysAllow, AlwaysDeny, RBAC' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l max-requests-inflight -d 'Most non-mutating requests served at once; more get 429' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l max-mutating-requests-inflight -d 'Most mutating requests served at once; more get 429' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l request-timeout -d 'Deadline for non-long-running requests (Go duration)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l kubeconfig-out -d 'Where to write the admin kubeconfig (default: <data-dir>/admin.kubeconfig)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-policy-file -d 'audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-log-path -d 'Where audit events go, as JSON lines ("-" for stdout)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l controllers -d 'Built-in controllers to run: `*` for all, `name` to add, `-name` to remove (kube-controller-manager\'s flag)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-issuer -d 'Issuer (`iss`) of ServiceAccount tokens' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l api-audiences -d 'Audiences the API accepts in tokens, comma separated (default: the issuer)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l kubeconfig -d 'Ask the kapi this kubeconfig\'s current context points at (its catalog, with current CRDs, from aggregated discovery) instead of building the built-in catalog offline' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l server-url -d 'The URL of the kapi to ask, overriding the kubeconfig\'s server (credentials still come from --kubeconfig)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l server -d 'Only routes of this server of the chain' -r -f -a "aggregator\t''
+kube-apiserver\t''
+apiextensions-apiserver\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l group -d 'Only routes of resources of this API group ("core" for the legacy group)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l resource -d 'Only routes of this resource (plural, singular, short name or kind; `deployments.apps` and `pods/status` work too)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l match -d 'Which server and route would serve this request, or how it falls through to a 404; PATH may carry a query (`?watch=true`)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -s o -l output -d 'Output format' -r -f -a "table\t'Aligned columns'
+wide\t'More columns: API version, scope and subresource'
+json\t''
+yaml\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -s h -l help -d 'Print help'
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l data-dir -d 'The data dir of a kapi using the embedded store (reads DIR/store/kapi.redb)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l etcd-servers -d 'Read etcd at these endpoints (comma separated) instead of the embedded store' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l etcd-cafile -d 'CA bundle to verify etcd\'s serving certificate' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l etcd-certfile -d 'Client certificate for etcd' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l etcd-keyfile -d 'Client key for etcd' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l etcd-prefix -d 'The key prefix kapi stores under, as given to `kapi serve`' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l resource -d 'Only this resource (plural, singular, short name or kind; `deployments.apps` works too)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l group -d 'Only resources of this API group ("core" for the legacy group); with --resource, names a custom resource' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -s n -l namespace -d 'Only objects in this namespace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l name -d 'Only objects with this name' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l prefix -d 'Only keys starting with this (e.g. /registry/configmaps/default/)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l revision -d 'Read at this revision instead of the latest' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -s o -l output -d 'Output format (default yaml; one key per line with --keys-only)' -r -f -a "yaml\t''
+json\t''
+table\t'Aligned columns: key, resource, namespace, name, revisions, version, size'"
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l keys-only -d 'Leave values out (yaml, json), or print one key per line (default output)'
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from help" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kapi -n "__fish_kapi_using_subcommand completions" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve completions help" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve completions help" -f -a "completions" -d 'Print shell completions for bash, zsh, fish, powershell or elvish'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd completions help" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd completions help" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd completions help" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd completions help" -f -a "completions" -d 'Print shell completions for bash, zsh, fish, powershell or elvish'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from etcd" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'

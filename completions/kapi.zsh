@@ -50,15 +50,118 @@ _arguments "${_arguments_options[@]}" : \
 '--service-node-port-range=[Port range reserved for NodePort Services]:RANGE:_default' \
 '--anonymous-auth=[Let unauthenticated requests through as system\:anonymous (authorization still limits them)]::BOOL:(true false)' \
 '--token-auth-file=[Static bearer tokens, CSV lines\: token,user,uid,"group1,group2"]:FILE:_files' \
+'*--enable-admission-plugins=[Admission plugins to enable besides the default ones, comma separated]:PLUGINS:_default' \
+'*--disable-admission-plugins=[Default admission plugins to disable, comma separated]:PLUGINS:_default' \
+'--allow-privileged=[Let containers run privileged (securityContext.privileged)]::BOOL:(true false)' \
+'*--authorization-mode=[Authorization modes, in order, comma separated\: AlwaysAllow, AlwaysDeny, RBAC]:MODES:_default' \
 '--max-requests-inflight=[Most non-mutating requests served at once; more get 429]:N:_default' \
 '--max-mutating-requests-inflight=[Most mutating requests served at once; more get 429]:N:_default' \
 '--request-timeout=[Deadline for non-long-running requests (Go duration)]:DURATION:_default' \
 '--kubeconfig-out=[Where to write the admin kubeconfig (default\: <data-dir>/admin.kubeconfig)]:FILE:_files' \
+'--audit-policy-file=[audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path)]:FILE:_files' \
+'--audit-log-path=[Where audit events go, as JSON lines ("-" for stdout)]:FILE:_files' \
+'*--controllers=[Built-in controllers to run\: \`*\` for all, \`name\` to add, \`-name\` to remove (kube-controller-manager'\''s flag)]:NAMES:_default' \
+'--service-account-issuer=[Issuer (\`iss\`) of ServiceAccount tokens]:URL:_default' \
+'*--api-audiences=[Audiences the API accepts in tokens, comma separated (default\: the issuer)]:AUDIENCES:_default' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
+;;
+(routes)
+_arguments "${_arguments_options[@]}" : \
+'--kubeconfig=[Ask the kapi this kubeconfig'\''s current context points at (its catalog, with current CRDs, from aggregated discovery) instead of building the built-in catalog offline]:FILE:_files' \
+'--server-url=[The URL of the kapi to ask, overriding the kubeconfig'\''s server (credentials still come from --kubeconfig)]:URL:_default' \
+'--server=[Only routes of this server of the chain]:NAME:(aggregator kube-apiserver apiextensions-apiserver)' \
+'--group=[Only routes of resources of this API group ("core" for the legacy group)]:GROUP:_default' \
+'--resource=[Only routes of this resource (plural, singular, short name or kind; \`deployments.apps\` and \`pods/status\` work too)]:RESOURCE:_default' \
+'*--match=[Which server and route would serve this request, or how it falls through to a 404; PATH may carry a query (\`?watch=true\`)]:METHOD:_default:METHOD:_default' \
+'-o+[Output format]:OUTPUT:((table\:"Aligned columns"
+wide\:"More columns\: API version, scope and subresource"
+json\:""
+yaml\:""))' \
+'--output=[Output format]:OUTPUT:((table\:"Aligned columns"
+wide\:"More columns\: API version, scope and subresource"
+json\:""
+yaml\:""))' \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(etcd)
+_arguments "${_arguments_options[@]}" : \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_kapi__subcmd__etcd_commands" \
+"*::: :->etcd" \
+&& ret=0
+
+    case $state in
+    (etcd)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:kapi-etcd-command-$line[1]:"
+        case $line[1] in
+            (dump)
+_arguments "${_arguments_options[@]}" : \
+'(--etcd-servers)--data-dir=[The data dir of a kapi using the embedded store (reads DIR/store/kapi.redb)]:DIR:_files' \
+'*--etcd-servers=[Read etcd at these endpoints (comma separated) instead of the embedded store]:URLS:_default' \
+'--etcd-cafile=[CA bundle to verify etcd'\''s serving certificate]:FILE:_files' \
+'--etcd-certfile=[Client certificate for etcd]:FILE:_files' \
+'--etcd-keyfile=[Client key for etcd]:FILE:_files' \
+'--etcd-prefix=[The key prefix kapi stores under, as given to \`kapi serve\`]:PREFIX:_default' \
+'--resource=[Only this resource (plural, singular, short name or kind; \`deployments.apps\` works too)]:RESOURCE:_default' \
+'--group=[Only resources of this API group ("core" for the legacy group); with --resource, names a custom resource]:GROUP:_default' \
+'-n+[Only objects in this namespace]:NAMESPACE:_default' \
+'--namespace=[Only objects in this namespace]:NAMESPACE:_default' \
+'--name=[Only objects with this name]:NAME:_default' \
+'--prefix=[Only keys starting with this (e.g. /registry/configmaps/default/)]:KEY:_default' \
+'--revision=[Read at this revision instead of the latest]:N:_default' \
+'-o+[Output format (default yaml; one key per line with --keys-only)]:FORMAT:((yaml\:""
+json\:""
+table\:"Aligned columns\: key, resource, namespace, name, revisions, version, size"))' \
+'--output=[Output format (default yaml; one key per line with --keys-only)]:FORMAT:((yaml\:""
+json\:""
+table\:"Aligned columns\: key, resource, namespace, name, revisions, version, size"))' \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--keys-only[Leave values out (yaml, json), or print one key per line (default output)]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_kapi__subcmd__etcd__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:kapi-etcd-help-command-$line[1]:"
+        case $line[1] in
+            (dump)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
 ;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
@@ -85,6 +188,30 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(routes)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(etcd)
+_arguments "${_arguments_options[@]}" : \
+":: :_kapi__subcmd__help__subcmd__etcd_commands" \
+"*::: :->etcd" \
+&& ret=0
+
+    case $state in
+    (etcd)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:kapi-help-etcd-command-$line[1]:"
+        case $line[1] in
+            (dump)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -106,6 +233,8 @@ esac
 _kapi_commands() {
     local commands; commands=(
 'serve:Start the API server chain over HTTPS and write an admin kubeconfig' \
+'routes:List the routes of every server in the chain, or find the one a request reaches' \
+'etcd:Look at what kapi stored\: \`kapi etcd dump\`' \
 'completions:Print shell completions for bash, zsh, fish, powershell or elvish' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -116,10 +245,43 @@ _kapi__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'kapi completions commands' commands "$@"
 }
+(( $+functions[_kapi__subcmd__etcd_commands] )) ||
+_kapi__subcmd__etcd_commands() {
+    local commands; commands=(
+'dump:Print the keys under a prefix with their revisions and decoded values' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'kapi etcd commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__etcd__subcmd__dump_commands] )) ||
+_kapi__subcmd__etcd__subcmd__dump_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi etcd dump commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__etcd__subcmd__help_commands] )) ||
+_kapi__subcmd__etcd__subcmd__help_commands() {
+    local commands; commands=(
+'dump:Print the keys under a prefix with their revisions and decoded values' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'kapi etcd help commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__etcd__subcmd__help__subcmd__dump_commands] )) ||
+_kapi__subcmd__etcd__subcmd__help__subcmd__dump_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi etcd help dump commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__etcd__subcmd__help__subcmd__help_commands] )) ||
+_kapi__subcmd__etcd__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi etcd help help commands' commands "$@"
+}
 (( $+functions[_kapi__subcmd__help_commands] )) ||
 _kapi__subcmd__help_commands() {
     local commands; commands=(
 'serve:Start the API server chain over HTTPS and write an admin kubeconfig' \
+'routes:List the routes of every server in the chain, or find the one a request reaches' \
+'etcd:Look at what kapi stored\: \`kapi etcd dump\`' \
 'completions:Print shell completions for bash, zsh, fish, powershell or elvish' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
@@ -130,15 +292,37 @@ _kapi__subcmd__help__subcmd__completions_commands() {
     local commands; commands=()
     _describe -t commands 'kapi help completions commands' commands "$@"
 }
+(( $+functions[_kapi__subcmd__help__subcmd__etcd_commands] )) ||
+_kapi__subcmd__help__subcmd__etcd_commands() {
+    local commands; commands=(
+'dump:Print the keys under a prefix with their revisions and decoded values' \
+    )
+    _describe -t commands 'kapi help etcd commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__help__subcmd__etcd__subcmd__dump_commands] )) ||
+_kapi__subcmd__help__subcmd__etcd__subcmd__dump_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi help etcd dump commands' commands "$@"
+}
 (( $+functions[_kapi__subcmd__help__subcmd__help_commands] )) ||
 _kapi__subcmd__help__subcmd__help_commands() {
     local commands; commands=()
     _describe -t commands 'kapi help help commands' commands "$@"
 }
+(( $+functions[_kapi__subcmd__help__subcmd__routes_commands] )) ||
+_kapi__subcmd__help__subcmd__routes_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi help routes commands' commands "$@"
+}
 (( $+functions[_kapi__subcmd__help__subcmd__serve_commands] )) ||
 _kapi__subcmd__help__subcmd__serve_commands() {
     local commands; commands=()
     _describe -t commands 'kapi help serve commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__routes_commands] )) ||
+_kapi__subcmd__routes_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi routes commands' commands "$@"
 }
 (( $+functions[_kapi__subcmd__serve_commands] )) ||
 _kapi__subcmd__serve_commands() {

@@ -181,20 +181,35 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let metrics = Metrics::default();
     let shutting_down = Arc::new(AtomicBool::new(false));
     let mut hooks = PostStartHooks::default();
-    let (sa_registries, sa_stop, ca_pem) = (
+    // kube-controller-manager's controllers, on the instance holding its lease.
+    let mut manager = controlplane::manager::Manager::default();
+    let r = registries.clone();
+    manager.add("namespace", move |stop| {
+        controlplane::namespace::run(r.clone(), stop)
+    });
+    let r = registries.clone();
+    manager.add("garbagecollector", move |stop| {
+        controlplane::gc::run(r.clone(), stop)
+    });
+    let (r, ca_pem) = (registries.clone(), pki.ca.cert_pem.clone());
+    manager.add("serviceaccount", move |stop| {
+        controlplane::serviceaccounts::run(r.clone(), ca_pem.clone(), stop)
+    });
+    let r = registries.clone();
+    manager.add("resourcequota", move |stop| {
+        crate::admission::resource_quota::run(r.clone(), stop)
+    });
+    let (mgr_registries, mgr_stop, selection) = (
         registries.clone(),
         background.child_token(),
-        pki.ca.cert_pem.clone(),
+        cfg.controllers.clone(),
     );
-    hooks.add("start-service-account-controllers", move || async move {
-        tokio::spawn(controlplane::serviceaccounts::run(
-            sa_registries,
-            ca_pem,
-            sa_stop,
-        ));
+    let identity = format!("kapi-{}", uuid::Uuid::new_v4());
+    hooks.add("start-kube-controller-manager", move || async move {
+        tokio::spawn(manager.run(mgr_registries, identity, selection, mgr_stop));
         Ok(())
     });
-    let boot = registries.clone();
+    let (boot, boot_stop) = (registries.clone(), background.child_token());
     let bound_port = Arc::new(OnceLock::<u16>::new());
     let (port_for_boot, service_ip, advertise) = (
         bound_port.clone(),
@@ -209,7 +224,15 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             advertise,
             port,
         };
-        controlplane::bootstrap::ensure_kubernetes_service(&boot, ep).await
+        controlplane::bootstrap::ensure_kubernetes_service(&boot, ep).await?;
+        let identity = format!("kube-apiserver-{}", uuid::Uuid::new_v4());
+        tokio::spawn(controlplane::bootstrap::run_endpoint_reconciler(
+            boot.clone(),
+            ep,
+            identity,
+            boot_stop,
+        ));
+        Ok(())
     });
     let (tracked, tracked_metrics, tracker_stop) =
         (cachers.clone(), metrics.clone(), background.child_token());
@@ -219,25 +242,6 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             crd_registries,
             crd_stop,
         ));
-        Ok(())
-    });
-    // upstream's quota controller (kube-controller-manager's) runs whatever admission does.
-    let (rq_registries, rq_stop) = (registries.clone(), background.child_token());
-    hooks.add("start-resource-quota-controller", move || async move {
-        tokio::spawn(crate::admission::resource_quota::run(
-            rq_registries,
-            rq_stop,
-        ));
-        Ok(())
-    });
-    let (ns_registries, ns_stop) = (registries.clone(), background.child_token());
-    hooks.add("start-namespace-controller", move || async move {
-        tokio::spawn(controlplane::namespace::run(ns_registries, ns_stop));
-        Ok(())
-    });
-    let (gc_registries, gc_stop) = (registries.clone(), background.child_token());
-    hooks.add("start-garbage-collector-controller", move || async move {
-        tokio::spawn(controlplane::gc::run(gc_registries, gc_stop));
         Ok(())
     });
     hooks.add("storage-object-count-tracker-hook", move || async move {
@@ -252,7 +256,37 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     hooks.add("rbac/bootstrap-roles", move || async move {
         crate::auth::bootstrap_policy::ensure(&rbac_registries, &hook_index).await
     });
-    let health = health_checks(&hooks, shutting_down.clone(), backend.clone());
+    // The aggregator: its proxy to aggregated API servers and its controllers.
+    let front_proxy_identity = format!(
+        "{}\n{}",
+        pki.front_proxy_client.cert_pem, pki.front_proxy_client.key_pem
+    );
+    let proxy = Arc::new(aggregator::proxy::Proxy::new(
+        registries.clone(),
+        Some(front_proxy_identity.into_bytes()),
+    ));
+    let autoregister = aggregator::autoregister::AutoRegister::new(
+        aggregator::autoregister::builtin_api_services(&catalog),
+    );
+    add_aggregator_hooks(
+        &mut hooks,
+        &registries,
+        &proxy,
+        &autoregister,
+        &pki,
+        &background,
+    );
+    let completion = autoregister.clone();
+    let autoregister_check = HealthCheck::new("autoregister-completion", move || {
+        let done = completion.completion();
+        async move { done }
+    });
+    let health = health_checks(
+        &hooks,
+        vec![autoregister_check],
+        shutting_down.clone(),
+        backend.clone(),
+    );
     let root_paths = Arc::new(OnceLock::new());
     let server_address = Arc::new(RwLock::new(format!(
         "{}:{}",
@@ -261,6 +295,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let servers = Servers::new(
         &catalog,
         server_address.clone(),
+        Some(proxy),
         controlplane::Deps {
             health,
             metrics: metrics.clone(),
@@ -436,9 +471,14 @@ struct Servers {
 }
 
 impl Servers {
-    fn new(catalog: &Catalog, address: Arc<RwLock<String>>, deps: controlplane::Deps) -> Self {
+    fn new(
+        catalog: &Catalog,
+        address: Arc<RwLock<String>>,
+        proxy: Option<Arc<aggregator::proxy::Proxy>>,
+        deps: controlplane::Deps,
+    ) -> Self {
         Servers {
-            aggregator: aggregator::server(catalog.clone(), address),
+            aggregator: aggregator::server(catalog.clone(), address, proxy),
             kube: controlplane::server(deps),
             extensions: apiextensions::server(),
         }
@@ -459,6 +499,7 @@ pub fn route_tables(catalog: &Catalog) -> Vec<RouteInfo> {
     Servers::new(
         catalog,
         Arc::new(RwLock::new(String::new())),
+        None,
         controlplane::Deps {
             health: controlplane::Health::default(),
             metrics: Metrics::default(),
@@ -538,8 +579,16 @@ fn tls_serving(cfg: &CompletedConfig, pki: &Pki) -> anyhow::Result<TlsServing> {
         );
     }
     let refs: Vec<&str> = client_cas.iter().map(String::as_str).collect();
-    let client_ca =
-        ClientCertAuthority::new(&refs).map_err(|e| anyhow::anyhow!("client CA: {e}"))?;
+    // Requests kapi itself makes as a front proxy (and any other holder of
+    // a front-proxy-client certificate) name their user in X-Remote-* headers.
+    let client_ca = ClientCertAuthority::new(&refs)
+        .and_then(|ca| {
+            ca.with_front_proxy(
+                &pki.front_proxy_ca.cert_pem,
+                vec![aggregator::authentication_info::FRONT_PROXY_CLIENT.to_string()],
+            )
+        })
+        .map_err(|e| anyhow::anyhow!("client CA: {e}"))?;
     let (cert, key) = match &cfg.tls_cert_file {
         Some((c, k)) => (
             std::fs::read_to_string(c)
@@ -554,6 +603,7 @@ fn tls_serving(cfg: &CompletedConfig, pki: &Pki) -> anyhow::Result<TlsServing> {
 
 fn health_checks(
     hooks: &PostStartHooks,
+    boot_sequence: Vec<HealthCheck>,
     shutting_down: Arc<AtomicBool>,
     backend: Arc<dyn Backend>,
 ) -> Health {
@@ -573,6 +623,7 @@ fn health_checks(
         etcd,
     ];
     base.extend(hooks.checks());
+    base.extend(boot_sequence);
     let mut readyz = base.clone();
     readyz.push(HealthCheck::new("shutdown", move || {
         let down = shutting_down.load(Ordering::Acquire);
@@ -589,4 +640,54 @@ fn health_checks(
         livez: Arc::new(base),
         readyz: Arc::new(readyz),
     }
+}
+
+/// The aggregator's post-start hooks, named as upstream's.
+fn add_aggregator_hooks(
+    hooks: &mut PostStartHooks,
+    registries: &Registries,
+    proxy: &Arc<aggregator::proxy::Proxy>,
+    autoregister: &Arc<aggregator::autoregister::AutoRegister>,
+    pki: &Pki,
+    background: &CancellationToken,
+) {
+    let (r, stop) = (registries.clone(), background.child_token());
+    let trust =
+        aggregator::authentication_info::data(&pki.ca.cert_pem, &pki.front_proxy_ca.cert_pem);
+    hooks.add(
+        "start-cluster-authentication-info-controller",
+        move || async move {
+            tokio::spawn(aggregator::authentication_info::run(r, trust, stop));
+            Ok(())
+        },
+    );
+    let (r, stop, auto) = (
+        registries.clone(),
+        background.child_token(),
+        autoregister.clone(),
+    );
+    hooks.add("kube-apiserver-autoregistration", move || async move {
+        // The first pass is part of starting: ready means registered.
+        if let Err(e) = auto.start(&r).await {
+            tracing::warn!(error = %e, "initial APIService registration");
+        }
+        tokio::spawn(auto.run(r, stop));
+        Ok(())
+    });
+    let (r, stop) = (registries.clone(), background.child_token());
+    hooks.add(
+        "apiservice-status-local-available-controller",
+        move || async move {
+            tokio::spawn(aggregator::available::run_local(r, stop));
+            Ok(())
+        },
+    );
+    let (p, stop) = (proxy.clone(), background.child_token());
+    hooks.add(
+        "apiservice-status-remote-available-controller",
+        move || async move {
+            tokio::spawn(aggregator::available::run_remote(p, stop));
+            Ok(())
+        },
+    );
 }

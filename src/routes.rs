@@ -334,7 +334,7 @@ impl ResourceQuery {
         for r in catalog.all() {
             if r.singular == name
                 || r.kind.to_ascii_lowercase() == name
-                || r.short_names.iter().any(|s| *s == name)
+                || r.short_names.contains(&name)
             {
                 plurals.push(r.plural.clone());
             }
@@ -691,10 +691,11 @@ struct ContextEntry {
 }
 
 /// A client for the cluster a kubeconfig's current context names.
-struct Remote {
-    client: reqwest::Client,
-    server: String,
-    token: Option<String>,
+pub struct Remote {
+    pub client: reqwest::Client,
+    /// The server URL, without a trailing slash.
+    pub server: String,
+    pub token: Option<String>,
 }
 
 fn read_data(
@@ -722,7 +723,7 @@ fn read_data(
 }
 
 impl Remote {
-    fn from_kubeconfig(path: &Path, server_url: Option<&str>) -> Result<Remote, RemoteError> {
+    pub fn from_kubeconfig(path: &Path, server_url: Option<&str>) -> Result<Remote, RemoteError> {
         let fail = |m: String| RemoteError(format!("--kubeconfig {}: {m}", path.display()));
         let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
         let cfg: Kubeconfig = serde_saphyr::from_str(&text)
@@ -973,6 +974,7 @@ pub fn catalog_from_discovery(docs: &[Value]) -> Catalog {
                                 .find(|b| b.group == g)
                                 .map_or(Owner::Apiextensions, |b| b.owner),
                             custom: None,
+                            proxy: None,
                         },
                     };
                     r.kind = kind;

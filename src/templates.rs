@@ -3,6 +3,12 @@
 //! YAML they produce.
 
 pub const KUBECONFIG: &str = include_str!("../templates/kubeconfig.yaml");
+/// `kapi apiservice register`: the APIService, and the Service (with
+/// Endpoints, or by external name) it points at.
+pub const APISERVICE: &str = include_str!("../templates/apiservice.yaml");
+pub const SERVICE: &str = include_str!("../templates/service.yaml");
+pub const SERVICE_EXTERNAL_NAME: &str = include_str!("../templates/service-externalname.yaml");
+pub const ENDPOINTS: &str = include_str!("../templates/endpoints.yaml");
 
 /// Replaces every `{{key}}` with its value; a placeholder left unfilled is
 /// a bug in the caller, reported rather than written out.

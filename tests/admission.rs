@@ -113,6 +113,29 @@ fn review(uid: &Value, response: Value) -> axum::Json<Value> {
 }
 
 fn webhook_server() -> Webhook {
+    webhook_server_on(std::net::Ipv4Addr::LOCALHOST)
+}
+
+/// This machine's address other than loopback (Endpoints may not hold
+/// loopback addresses), found by routing a UDP socket (which sends nothing).
+fn local_ipv4() -> Option<std::net::Ipv4Addr> {
+    ["8.8.8.8:53", "10.255.255.255:9", "192.168.255.255:9"]
+        .iter()
+        .find_map(|target| {
+            let s = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+            s.connect(target).ok()?;
+            match s.local_addr().ok()? {
+                std::net::SocketAddr::V4(a)
+                    if !a.ip().is_loopback() && !a.ip().is_unspecified() =>
+                {
+                    Some(*a.ip())
+                }
+                _ => None,
+            }
+        })
+}
+
+fn webhook_server_on(ip: std::net::Ipv4Addr) -> Webhook {
     use axum::routing::post;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
@@ -127,9 +150,12 @@ fn webhook_server() -> Webhook {
         .push(rcgen::DnType::CommonName, "webhook-ca");
     let ca = ca_params.self_signed(&ca_key).expect("ca");
     let key = rcgen::KeyPair::generate().expect("key");
-    let params =
-        rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()])
-            .expect("params");
+    let params = rcgen::CertificateParams::new(vec![
+        "127.0.0.1".to_string(),
+        "localhost".to_string(),
+        ip.to_string(),
+    ])
+    .expect("params");
     let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
     let cert = params.signed_by(&key, &issuer).expect("cert");
     let ca_pem = ca.pem();
@@ -142,24 +168,31 @@ fn webhook_server() -> Webhook {
     let app = axum::Router::new()
         .route(
             "/mutate",
-            post(move |axum::Json(r): axum::Json<Value>| async move {
-                let req = r["request"].clone();
-                s1.lock()
-                    .expect("seen")
-                    .push(("mutate".into(), req.clone()));
-                let patch = if req["object"]["metadata"]["labels"].is_object() {
-                    json!([{"op": "add", "path": "/metadata/labels/mutated", "value": "yes"}])
-                } else {
-                    json!([{"op": "add", "path": "/metadata/labels", "value": {"mutated": "yes"}}])
-                };
-                let patch = base64::engine::general_purpose::STANDARD
-                    .encode(serde_json::to_vec(&patch).expect("patch"));
-                review(
-                    &req["uid"],
-                    json!({"allowed": true, "patchType": "JSONPatch", "patch": patch,
-                        "warnings": ["mutated by the test webhook"]}),
-                )
-            }),
+            post(
+                move |axum::extract::Query(q): axum::extract::Query<
+                    std::collections::HashMap<String, String>,
+                >,
+                      axum::Json(r): axum::Json<Value>| async move {
+                    // `?label=x` names the label added (default `mutated`).
+                    let label = q.get("label").cloned().unwrap_or_else(|| "mutated".into());
+                    let req = r["request"].clone();
+                    s1.lock()
+                        .expect("seen")
+                        .push((format!("mutate:{label}"), req.clone()));
+                    let patch = if req["object"]["metadata"]["labels"].is_object() {
+                        json!([{"op": "add", "path": format!("/metadata/labels/{label}"), "value": "yes"}])
+                    } else {
+                        json!([{"op": "add", "path": "/metadata/labels", "value": {label.as_str(): "yes"}}])
+                    };
+                    let patch = base64::engine::general_purpose::STANDARD
+                        .encode(serde_json::to_vec(&patch).expect("patch"));
+                    review(
+                        &req["uid"],
+                        json!({"allowed": true, "patchType": "JSONPatch", "patch": patch,
+                            "warnings": [format!("{label} by the test webhook")]}),
+                    )
+                },
+            ),
         )
         .route(
             "/validate",
@@ -192,7 +225,7 @@ fn webhook_server() -> Webhook {
             }),
         );
     let port = rt.block_on(async {
-        let (listener, addr) = kapi::server::serve::bind("127.0.0.1:0".parse().expect("addr"))
+        let (listener, addr) = kapi::server::serve::bind(std::net::SocketAddr::from((ip, 0)))
             .await
             .expect("bind");
         tokio::spawn(kapi::server::serve::serve(
@@ -277,7 +310,7 @@ webhooks:
         let seen = w.seen.lock().expect("seen");
         let (_, req) = seen
             .iter()
-            .find(|(p, _)| p == "mutate")
+            .find(|(p, _)| p == "mutate:mutated")
             .expect("mutate called");
         assert_eq!(req["dryRun"], true);
         assert_eq!(req["operation"], "CREATE");
@@ -413,6 +446,77 @@ webhooks:
     });
     assert_eq!(r.body["metadata"]["labels"]["mutated"], "yes");
 
+    // reinvocationPolicy IfNeeded: a later webhook's change calls an
+    // earlier IfNeeded webhook once more, with the changed object.
+    apply(
+        &k,
+        &format!(
+            r#"
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata: {{name: reinvoke}}
+webhooks:
+- name: first.example.com
+  clientConfig: {{url: "https://127.0.0.1:{port}/mutate?label=first", caBundle: {ca}}}
+  rules: [{{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [configmaps]}}]
+  objectSelector: {{matchLabels: {{reinvoke: "yes"}}}}
+  reinvocationPolicy: IfNeeded
+  sideEffects: None
+  admissionReviewVersions: [v1]
+- name: second.example.com
+  clientConfig: {{url: "https://127.0.0.1:{port}/mutate?label=second", caBundle: {ca}}}
+  rules: [{{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [configmaps]}}]
+  objectSelector: {{matchLabels: {{reinvoke: "yes"}}}}
+  sideEffects: None
+  admissionReviewVersions: [v1]
+"#
+        ),
+    );
+    eventually("both reinvocation webhooks called", || {
+        let r = post(
+            &k,
+            &format!("{path}?dryRun=All"),
+            &configmap("re", json!({"reinvoke": "yes"}), json!({}), json!({})),
+        );
+        if r.code == 201 && r.body["metadata"]["labels"]["second"] == "yes" {
+            Ok(())
+        } else {
+            Err(format!("{} {}", r.code, r.body))
+        }
+    });
+    let r = post(
+        &k,
+        path,
+        &configmap("re", json!({"reinvoke": "yes"}), json!({}), json!({})),
+    );
+    assert_eq!(r.code, 201, "{}", r.body);
+    let labels = &r.body["metadata"]["labels"];
+    assert_eq!(
+        (&labels["first"], &labels["second"], &labels["mutated"]),
+        (&json!("yes"), &json!("yes"), &json!("yes")),
+        "{labels}"
+    );
+    {
+        let seen = w.seen.lock().expect("seen");
+        let firsts: Vec<&Value> = seen
+            .iter()
+            .filter(|(p, req)| p == "mutate:first" && req["name"] == "re" && req["dryRun"] == false)
+            .map(|(_, req)| req)
+            .collect();
+        assert_eq!(firsts.len(), 2, "{firsts:?}");
+        assert!(firsts[0]["object"]["metadata"]["labels"]
+            .get("second")
+            .is_none());
+        assert_eq!(firsts[1]["object"]["metadata"]["labels"]["second"], "yes");
+        let seconds = seen
+            .iter()
+            .filter(|(p, req)| {
+                p == "mutate:second" && req["name"] == "re" && req["dryRun"] == false
+            })
+            .count();
+        assert_eq!(seconds, 1, "second.example.com is Never: called once");
+    }
+
     // Deleting the configuration takes the webhook out.
     let (ok, _, err) =
         run(k
@@ -435,13 +539,17 @@ webhooks:
 
 #[test]
 fn a_webhook_behind_a_service_is_reached_through_its_endpoints() {
-    let w = webhook_server();
+    // Endpoints refuse loopback addresses (as upstream's do), so the webhook
+    // listens on this machine's own address; without one, an ExternalName
+    // Service naming localhost stands in.
+    let local = local_ipv4();
+    let w = webhook_server_on(local.unwrap_or(std::net::Ipv4Addr::LOCALHOST));
     let k = Kapi::start(&[]);
     let (port, ca) = (w.port, &w.ca_bundle);
-    apply(
-        &k,
-        &format!(
-            r#"
+    let (service, service_port) = match local {
+        Some(ip) => (
+            format!(
+                r#"
 apiVersion: v1
 kind: Service
 metadata: {{name: hooks, namespace: default}}
@@ -452,16 +560,42 @@ apiVersion: v1
 kind: Endpoints
 metadata: {{name: hooks, namespace: default}}
 subsets:
-- addresses: [{{ip: 127.0.0.1}}]
+- addresses: [{{ip: "{ip}"}}]
   ports: [{{name: https, port: {port}}}]
----
+"#
+            ),
+            443,
+        ),
+        None => {
+            eprintln!("no address other than loopback: an ExternalName Service stands in");
+            (
+                format!(
+                    r#"
+apiVersion: v1
+kind: Service
+metadata: {{name: hooks, namespace: default}}
+spec:
+  type: ExternalName
+  externalName: localhost
+  ports: [{{name: https, port: {port}}}]
+"#
+                ),
+                port,
+            )
+        }
+    };
+    apply(&k, &service);
+    apply(
+        &k,
+        &format!(
+            r#"
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {{name: by-service}}
 webhooks:
 - name: service.example.com
   clientConfig:
-    service: {{namespace: default, name: hooks, path: /validate, port: 443}}
+    service: {{namespace: default, name: hooks, path: /validate, port: {service_port}}}
     caBundle: {ca}
   rules: [{{operations: [CREATE], apiGroups: [""], apiVersions: [v1], resources: [configmaps]}}]
   sideEffects: NoneOnDryRun

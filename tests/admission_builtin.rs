@@ -59,6 +59,22 @@ fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     }
 }
 
+/// Creates a namespace and waits for its `default` ServiceAccount (the
+/// ServiceAccount plugin refuses pods until the controller made it).
+fn namespace_ready(k: &Kapi, name: &str, labels: &str) {
+    create_ok(k, &namespace(name, labels));
+    wait_until(
+        "the default service account",
+        Duration::from_secs(20),
+        || {
+            run(k
+                .kubectl()
+                .args(["get", "serviceaccount", "default", "-n", name]))
+            .0
+        },
+    );
+}
+
 fn namespace(name: &str, labels: &str) -> String {
     format!("apiVersion: v1\nkind: Namespace\nmetadata:\n  name: {name}\n  labels: {{{labels}}}\n")
 }
@@ -74,9 +90,10 @@ const PRIVILEGED: &str = "    securityContext:\n      privileged: true\n";
 #[test]
 fn pod_security_enforces_warns_and_checks_labels() {
     let k = Kapi::start(&["--allow-privileged=true"]);
-    create_ok(
+    namespace_ready(
         &k,
-        &namespace("strict", "pod-security.kubernetes.io/enforce: restricted"),
+        "strict",
+        "pod-security.kubernetes.io/enforce: restricted",
     );
     let (ok, _, err) = create(&k, &pod("strict", "p", PRIVILEGED, ""));
     assert!(!ok);
@@ -125,10 +142,7 @@ fn pod_security_enforces_warns_and_checks_labels() {
     });
 
     // warn: admitted, with a Warning header kubectl prints.
-    create_ok(
-        &k,
-        &namespace("lax", "pod-security.kubernetes.io/warn: baseline"),
-    );
+    namespace_ready(&k, "lax", "pod-security.kubernetes.io/warn: baseline");
     let out = create_ok(&k, &pod("lax", "w", PRIVILEGED, ""));
     assert!(
         out.contains("Warning: would violate PodSecurity \"baseline:latest\": privileged (container \"c\" must not set securityContext.privileged=true)"),
@@ -198,7 +212,7 @@ fn service_account_limit_ranger_tolerations_storage_class_and_quota() {
     let k = Kapi::start(&[]);
 
     // Without --allow-privileged, validation refuses privileged containers.
-    create_ok(&k, &namespace("sa", ""));
+    namespace_ready(&k, "sa", "");
     let (ok, _, err) = create(&k, &pod("sa", "priv", PRIVILEGED, ""));
     assert!(!ok);
     assert!(
@@ -291,7 +305,7 @@ fn service_account_limit_ranger_tolerations_storage_class_and_quota() {
 
     // ResourceQuota: status filled by the controller, over-quota refused,
     // usage given back on delete.
-    create_ok(&k, &namespace("q", ""));
+    namespace_ready(&k, "q", "");
     create_ok(
         &k,
         "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: q\n  namespace: q\nspec:\n  hard:\n    pods: \"2\"\n    count/configmaps: \"10\"\n",
@@ -322,7 +336,7 @@ fn service_account_limit_ranger_tolerations_storage_class_and_quota() {
 #[test]
 fn disabled_plugins_do_not_run() {
     let k = Kapi::start(&["--disable-admission-plugins=ResourceQuota,DefaultTolerationSeconds"]);
-    create_ok(&k, &namespace("off", ""));
+    namespace_ready(&k, "off", "");
     create_ok(
         &k,
         "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: q\n  namespace: off\nspec:\n  hard:\n    pods: \"1\"\n",

@@ -153,3 +153,36 @@ fn deleting_a_namespace_deletes_everything_in_it() {
     ]));
     assert!(out.trim().is_empty(), "left behind: {out}");
 }
+
+#[test]
+fn controllers_flag_selects_the_built_in_controllers() {
+    // Without the namespace controller, a deleted namespace stays Terminating.
+    let k = Kapi::start(&["--controllers", "*,-namespace"]);
+    apply_stdin(
+        &k,
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: stays\n",
+    );
+    let (ok, _, err) = run(k
+        .kubectl()
+        .args(["delete", "namespace", "stays", "--wait=false"]));
+    assert!(ok, "{err}");
+    std::thread::sleep(Duration::from_millis(1500));
+    let (ok, out, err) = run(k.kubectl().args([
+        "get",
+        "namespace",
+        "stays",
+        "-o",
+        "jsonpath={.status.phase}",
+    ]));
+    assert!(ok && out == "Terminating", "{out}{err}");
+    let out = std::process::Command::new(common::kapi_bin())
+        .args(["serve", "--controllers", "nope"])
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--controllers") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
+}

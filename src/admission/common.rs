@@ -102,9 +102,9 @@ pub async fn get_core(
     }
 }
 
-/// The containers of a pod spec of one list (`containers`, `initContainers`...).
-pub fn containers<'a>(spec: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
-    spec[key].as_array().into_iter().flatten()
+/// The items of an array field (`containers`, `volumes`...); none when missing.
+pub fn items<'a>(obj: &'a Value, key: &str) -> impl Iterator<Item = &'a Value> {
+    obj[key].as_array().into_iter().flatten()
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub struct DefaultTolerationSeconds;
 /// Adds the two tolerations a pod spec lacks.
 pub fn add_tolerations(spec: &mut serde_json::Map<String, Value>) {
     let tolerates = |key: &str| {
-        common::containers(&Value::Object(spec.clone()), "tolerations").any(|t| {
+        common::items(&Value::Object(spec.clone()), "tolerations").any(|t| {
             let k = t["key"].as_str().unwrap_or("");
             let e = t["effect"].as_str().unwrap_or("");
             (k == key || k.is_empty()) && (e == "NoExecute" || e.is_empty())

@@ -55,7 +55,7 @@ async fn limit_ranges(a: &Attributes<'_>, ctx: &Context) -> Result<Vec<Value>, A
 }
 
 fn limits_of<'a>(lr: &'a Value, ty: &'a str) -> impl Iterator<Item = &'a Value> + 'a {
-    common::containers(&lr["spec"], "limits").filter(move |l| l["type"] == ty)
+    common::items(&lr["spec"], "limits").filter(move |l| l["type"] == ty)
 }
 
 /// upstream's `defaultContainerResourceRequirements`.
@@ -290,12 +290,12 @@ fn max_into(total: &mut ResourceList, l: &ResourceList) {
 pub fn pod_resources(spec: &Value, which: &str) -> ResourceList {
     let get = |c: &Value| resource_list(&c["resources"][which]);
     let mut total = ResourceList::new();
-    for c in common::containers(spec, "containers") {
+    for c in common::items(spec, "containers") {
         add_into(&mut total, &get(c));
     }
     let mut sidecars = ResourceList::new();
     let mut init_max = ResourceList::new();
-    for c in common::containers(spec, "initContainers") {
+    for c in common::items(spec, "initContainers") {
         let r = get(c);
         if c["restartPolicy"] == "Always" {
             add_into(&mut sidecars, &r);
@@ -315,11 +315,11 @@ pub fn pod_resources(spec: &Value, which: &str) -> ResourceList {
 fn validate_pod(lr: &Value, pod: &Value) -> Vec<String> {
     let spec = &pod["spec"];
     let mut errs = Vec::new();
-    for limit in common::containers(&lr["spec"], "limits") {
+    for limit in common::items(&lr["spec"], "limits") {
         match limit["type"].as_str() {
             Some("Container") => {
                 for key in ["containers", "initContainers"] {
-                    for c in common::containers(spec, key) {
+                    for c in common::items(spec, key) {
                         let (req, lim) = container_lists(c);
                         bounds(limit, "Container", &req, &lim, &mut errs);
                     }

@@ -19,12 +19,15 @@ use crate::registry::{ListParams, Registries};
 
 pub const GROUP: &str = "admissionregistration.k8s.io";
 
+/// Objects as last read (their bytes) and as parsed.
+type Parsed<T> = Option<(Vec<Bytes>, Arc<Vec<T>>)>;
+
 /// Configuration objects of one kind, read from the watch cache on each
 /// request and parsed again only when their bytes changed.
 pub struct Cached<T> {
     plural: &'static str,
     parse: fn(&Value) -> T,
-    state: Mutex<Option<(Vec<Bytes>, Arc<Vec<T>>)>>,
+    state: Mutex<Parsed<T>>,
 }
 
 impl<T> Cached<T> {

@@ -2,8 +2,8 @@
 //! levels `privileged`, `baseline` and `restricted`, chosen per namespace
 //! by the labels `pod-security.kubernetes.io/{enforce,audit,warn}` (and
 //! `-version`, `latest` by default). `enforce` refuses pods; `warn`
-//! answers warnings for pods and for the pod templates of workload
-//! resources; `audit` would annotate audit events (kapi has no audit log,
+//! (which defaults to a stricter `enforce`) answers warnings for pods and
+//! for the pod templates of workload resources; `audit` would annotate audit events (kapi has no audit log,
 //! so it is parsed and otherwise ignored). The checks, their IDs, order,
 //! versions and messages are upstream's `policy/check_*.go`; the default
 //! policy is `privileged:latest` for every mode and nothing is exempt, as
@@ -148,11 +148,13 @@ pub fn policy_to_evaluate(labels: &Map<String, Value>) -> (Policy, Vec<FieldErro
         ))
     };
     let get = |k: &str| labels.get(k).map(|v| v.as_str().unwrap_or(""));
+    let mut has_enforce_level = false;
     if let Some(l) = get(ENFORCE_LEVEL_LABEL) {
         p.enforce.level = Level::parse(l).unwrap_or_else(|e| {
             err(ENFORCE_LEVEL_LABEL, l, e);
             Level::Restricted
         });
+        has_enforce_level = Level::parse(l).is_ok();
     }
     if let Some(v) = get(ENFORCE_VERSION_LABEL) {
         p.enforce.version = Version::parse(v).unwrap_or_else(|e| {
@@ -183,6 +185,14 @@ pub fn policy_to_evaluate(labels: &Map<String, Value>) -> (Policy, Vec<FieldErro
             err(WARN_VERSION_LABEL, v, e);
             Version::LATEST
         });
+    }
+    // warn defaults to a stricter (valid) enforce level, and then to its
+    // version unless one is given (kubernetes#113491, 1.26).
+    if get(WARN_LEVEL_LABEL).is_none() && has_enforce_level && p.enforce.level > p.warn.level {
+        p.warn.level = p.enforce.level;
+        if get(WARN_VERSION_LABEL).is_none() {
+            p.warn.version = p.enforce.version;
+        }
     }
     (p, errs)
 }
@@ -434,7 +444,7 @@ fn containers_phrase(names: &[String]) -> String {
 fn all_containers(spec: &Value) -> impl Iterator<Item = &Value> {
     ["initContainers", "containers", "ephemeralContainers"]
         .into_iter()
-        .flat_map(move |k| common::containers(spec, k))
+        .flat_map(move |k| common::items(spec, k))
 }
 
 fn cname(c: &Value) -> String {
@@ -634,7 +644,7 @@ fn host_namespaces(_: &Value, spec: &Value, _: u32) -> Option<Violation> {
 }
 
 fn host_path_volumes(_: &Value, spec: &Value, _: u32) -> Option<Violation> {
-    let bad: Vec<String> = common::containers(spec, "volumes")
+    let bad: Vec<String> = common::items(spec, "volumes")
         .filter(|v| v.get("hostPath").is_some_and(|h| !h.is_null()))
         .map(cname)
         .collect();
@@ -656,7 +666,7 @@ fn host_ports(_: &Value, spec: &Value, _: u32) -> Option<Violation> {
     let mut ports = BTreeSet::new();
     for c in all_containers(spec) {
         let mut valid = true;
-        for p in common::containers(c, "ports") {
+        for p in common::items(c, "ports") {
             let hp = p["hostPort"].as_i64().unwrap_or(0);
             if hp != 0 {
                 valid = false;
@@ -802,7 +812,7 @@ const RESTRICTED_VOLUME_TYPES: [&str; 21] = [
 fn restricted_volumes(_: &Value, spec: &Value, _: u32) -> Option<Violation> {
     let mut bad = Vec::new();
     let mut types = BTreeSet::new();
-    for v in common::containers(spec, "volumes") {
+    for v in common::items(spec, "volumes") {
         let sources: Vec<&str> = v
             .as_object()
             .into_iter()
@@ -1118,7 +1128,7 @@ fn sysctls(_: &Value, spec: &Value, minor: u32) -> Option<Violation> {
     if minor >= 32 {
         allowed.extend(["net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"]);
     }
-    let bad: Vec<&str> = common::containers(&spec["securityContext"], "sysctls")
+    let bad: Vec<&str> = common::items(&spec["securityContext"], "sysctls")
         .map(|s| s["name"].as_str().unwrap_or(""))
         .filter(|n| !allowed.contains(n))
         .collect();
@@ -1189,8 +1199,8 @@ fn significant_pod_update(new: &Value, old: &Value) -> bool {
     let (ns, os) = (&new["spec"], &old["spec"]);
     for key in ["containers", "initContainers"] {
         let (a, b): (Vec<&Value>, Vec<&Value>) = (
-            common::containers(ns, key).collect(),
-            common::containers(os, key).collect(),
+            common::items(ns, key).collect(),
+            common::items(os, key).collect(),
         );
         if a.len() != b.len() {
             return true;
@@ -1202,8 +1212,8 @@ fn significant_pod_update(new: &Value, old: &Value) -> bool {
             return true;
         }
     }
-    for c in common::containers(ns, "ephemeralContainers") {
-        match common::containers(os, "ephemeralContainers").find(|o| o["name"] == c["name"]) {
+    for c in common::items(ns, "ephemeralContainers") {
+        match common::items(os, "ephemeralContainers").find(|o| o["name"] == c["name"]) {
             None => return true,
             Some(o) if o["image"] != c["image"] => return true,
             _ => {}
@@ -1518,6 +1528,14 @@ mod tests {
         assert_eq!(p.enforce.to_string(), "restricted:v1.30");
         assert_eq!(p.warn.to_string(), "baseline:latest");
         assert_eq!(p.audit.to_string(), "privileged:latest");
+
+        // warn follows a stricter enforce when not given.
+        let labels = json!({
+            "pod-security.kubernetes.io/enforce": "baseline",
+            "pod-security.kubernetes.io/enforce-version": "v1.29",
+        });
+        let (p, _) = policy_to_evaluate(labels.as_object().unwrap_or(&Map::new()));
+        assert_eq!(p.warn.to_string(), "baseline:v1.29");
 
         let labels = json!({
             "pod-security.kubernetes.io/enforce": "strict",

@@ -190,7 +190,7 @@ fn usage(group: &str, plural: &str, obj: &Value) -> ResourceList {
                 Some("LoadBalancer") => {
                     let n = if obj["spec"]["allocateLoadBalancerNodePorts"].as_bool() == Some(false)
                     {
-                        common::containers(&obj["spec"], "ports")
+                        common::items(&obj["spec"], "ports")
                             .filter(|p| p["nodePort"].as_i64().unwrap_or(0) != 0)
                             .count() as i64
                     } else {
@@ -234,12 +234,12 @@ fn usage(group: &str, plural: &str, obj: &Value) -> ResourceList {
 
 /// The quota's scopes as selector requirements (`spec.scopes` are `Exists`).
 fn scope_selectors(quota: &Value) -> Vec<(String, String, Vec<String>)> {
-    let mut out: Vec<(String, String, Vec<String>)> = common::containers(&quota["spec"], "scopes")
+    let mut out: Vec<(String, String, Vec<String>)> = common::items(&quota["spec"], "scopes")
         .filter_map(Value::as_str)
         .map(|s| (s.to_string(), "Exists".to_string(), Vec::new()))
         .collect();
-    for e in common::containers(&quota["spec"]["scopeSelector"], "matchExpressions") {
-        let values = common::containers(e, "values")
+    for e in common::items(&quota["spec"]["scopeSelector"], "matchExpressions") {
+        let values = common::items(e, "values")
             .filter_map(Value::as_str)
             .map(String::from)
             .collect();
@@ -255,7 +255,7 @@ fn scope_selectors(quota: &Value) -> Vec<(String, String, Vec<String>)> {
 fn best_effort(spec: &Value) -> bool {
     ["containers", "initContainers"]
         .iter()
-        .flat_map(|k| common::containers(spec, k))
+        .flat_map(|k| common::items(spec, k))
         .all(|c| {
             ["requests", "limits"].iter().all(|w| {
                 ["cpu", "memory"].iter().all(|r| {
@@ -268,8 +268,8 @@ fn best_effort(spec: &Value) -> bool {
 fn cross_namespace_affinity(spec: &Value) -> bool {
     let a = &spec["affinity"];
     [&a["podAffinity"], &a["podAntiAffinity"]].iter().any(|pa| {
-        let required = common::containers(pa, "requiredDuringSchedulingIgnoredDuringExecution");
-        let preferred = common::containers(pa, "preferredDuringSchedulingIgnoredDuringExecution")
+        let required = common::items(pa, "requiredDuringSchedulingIgnoredDuringExecution");
+        let preferred = common::items(pa, "preferredDuringSchedulingIgnoredDuringExecution")
             .map(|w| &w["podAffinityTerm"]);
         required.chain(preferred).any(|t| {
             t["namespaces"].as_array().is_some_and(|n| !n.is_empty())
@@ -347,7 +347,7 @@ fn pod_constraints(required: &BTreeSet<String>, pod: &Value) -> Result<(), Strin
         .collect();
     let mut missing: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     for key in ["containers", "initContainers"] {
-        for c in common::containers(&pod["spec"], key) {
+        for c in common::items(&pod["spec"], key) {
             let u = compute_usage(
                 &resource_list(&c["resources"]["requests"]),
                 &resource_list(&c["resources"]["limits"]),
@@ -571,6 +571,13 @@ impl ValidatingPlugin for ResourceQuota {
         let Some(obj) = a.object.as_ref() else {
             return Ok(Vec::new());
         };
+        // Most namespaces have no quota: no need to queue behind others.
+        if common::list_core(&ctx.registries, "resourcequotas", a.namespace)
+            .await?
+            .is_empty()
+        {
+            return Ok(Vec::new());
+        }
         let lock = self.lock_for(a.namespace);
         let _held = lock.lock().await;
         for _ in 0..5 {

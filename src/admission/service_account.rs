@@ -143,7 +143,7 @@ fn limit_secret_references(sa: &Value, spec: &Value) -> Result<(), String> {
             .collect()
     };
     let mountable = names(&sa["secrets"]);
-    for v in common::containers(spec, "volumes") {
+    for v in common::items(spec, "volumes") {
         if let Some(secret) = v["secret"]["secretName"].as_str() {
             if !mountable.iter().any(|m| m == secret) {
                 return Err(format!("volume with secret.secretName=\"{secret}\" is not allowed because service account {sa_name} does not reference that secret"));
@@ -154,8 +154,8 @@ fn limit_secret_references(sa: &Value, spec: &Value) -> Result<(), String> {
         ("initContainers", "init container"),
         ("containers", "container"),
     ] {
-        for c in common::containers(spec, key) {
-            for env in common::containers(c, "env") {
+        for c in common::items(spec, key) {
+            for env in common::items(c, "env") {
                 if let Some(secret) = env["valueFrom"]["secretKeyRef"]["name"].as_str() {
                     if !mountable.iter().any(|m| m == secret) {
                         return Err(format!(
@@ -169,7 +169,7 @@ fn limit_secret_references(sa: &Value, spec: &Value) -> Result<(), String> {
         }
     }
     let pull = names(&sa["imagePullSecrets"]);
-    for (i, r) in common::containers(spec, "imagePullSecrets").enumerate() {
+    for (i, r) in common::items(spec, "imagePullSecrets").enumerate() {
         let n = r["name"].as_str().unwrap_or("");
         if !pull.iter().any(|p| p == n) {
             return Err(format!("imagePullSecrets[{i}].name=\"{n}\" is not allowed because service account {sa_name} does not reference that imagePullSecret"));
@@ -230,7 +230,7 @@ impl MutatingPlugin for ServiceAccount {
             .and_then(Value::as_array)
             .is_none_or(|a| a.is_empty());
         if no_pull_secrets {
-            let secrets: Vec<Value> = common::containers(&sa, "imagePullSecrets")
+            let secrets: Vec<Value> = common::items(&sa, "imagePullSecrets")
                 .filter_map(|s| s["name"].as_str())
                 .map(|n| json!({"name": n}))
                 .collect();
@@ -263,23 +263,20 @@ impl ValidatingPlugin for ServiceAccount {
                     "a mirror pod may not reference service accounts",
                 ));
             }
-            let secret_volume =
-                common::containers(spec, "volumes").any(|v| v["secret"].is_object());
+            let secret_volume = common::items(spec, "volumes").any(|v| v["secret"].is_object());
             let secret_env = ["initContainers", "containers", "ephemeralContainers"]
                 .iter()
-                .flat_map(|k| common::containers(spec, k))
+                .flat_map(|k| common::items(spec, k))
                 .any(|c| {
-                    common::containers(c, "env").any(|e| e["valueFrom"]["secretKeyRef"].is_object())
-                        || common::containers(c, "envFrom").any(|e| e["secretRef"].is_object())
+                    common::items(c, "env").any(|e| e["valueFrom"]["secretKeyRef"].is_object())
+                        || common::items(c, "envFrom").any(|e| e["secretRef"].is_object())
                 });
-            let pull = common::containers(spec, "imagePullSecrets")
-                .next()
-                .is_some();
+            let pull = common::items(spec, "imagePullSecrets").next().is_some();
             if secret_volume || secret_env || pull {
                 return Err(forbidden(a, "a mirror pod may not reference secrets"));
             }
-            let token = common::containers(spec, "volumes").any(|v| {
-                common::containers(&v["projected"], "sources")
+            let token = common::items(spec, "volumes").any(|v| {
+                common::items(&v["projected"], "sources")
                     .any(|s| s["serviceAccountToken"].is_object())
             });
             if token {

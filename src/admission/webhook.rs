@@ -108,7 +108,8 @@ fn not_ready(a: &Attributes<'_>) -> ApiError {
 /// failurePolicy and otherwise refuse the request).
 async fn should_call(h: &Hook, a: &Attributes<'_>, ctx: &Context) -> Result<bool, ApiError> {
     let exact = h.rules.iter().any(|r| r.matches(a, None));
-    if !exact && !(h.equivalent && h.rules.iter().any(|r| r.matches(a, Some(&ctx.registries)))) {
+    let equivalent = || h.rules.iter().any(|r| r.matches(a, Some(&ctx.registries)));
+    if !(exact || (h.equivalent && equivalent())) {
         return Ok(false);
     }
     if !namespace_matches(&h.namespace_selector, a, ctx).await? {

@@ -1,10 +1,22 @@
 //! The aggregator, first server of the chain. It serves the merged
-//! discovery documents of all three servers and owns APIServices; proxying
-//! to aggregated API servers comes with the aggregator work (issue 9).
+//! discovery documents of all three servers, owns APIServices, and proxies
+//! the group versions of remote APIServices to their servers ([`proxy`]).
+//! Its controllers register built-in and CRD group versions as local
+//! APIServices ([`autoregister`]), keep every APIService's Available
+//! condition ([`available`]) and publish the front-proxy trust
+//! ([`authentication_info`]); [`sample`] is an aggregated API server to
+//! try it all with.
+
+pub mod authentication_info;
+pub mod autoregister;
+pub mod available;
+pub mod proxy;
+pub mod register;
+pub mod sample;
 
 use std::sync::Arc;
 
-use axum::extract::{Path, RawQuery};
+use axum::extract::{Path, RawQuery, Request};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use http::{header, HeaderMap, HeaderValue, Method, StatusCode};
@@ -43,8 +55,13 @@ fn openapi_response(body: Bytes, etag: &str, headers: &HeaderMap, immutable: boo
     r
 }
 
-/// `address` is `host:port` as clients reach the server (for `/api`).
-pub fn server(catalog: Catalog, address: Arc<RwLock<String>>) -> GenericServer {
+/// `address` is `host:port` as clients reach the server (for `/api`);
+/// `proxy` routes the group versions of remote APIServices (none offline).
+pub fn server(
+    catalog: Catalog,
+    address: Arc<RwLock<String>>,
+    proxy: Option<Arc<proxy::Proxy>>,
+) -> GenericServer {
     let openapi = OpenApi::new(catalog.clone());
     let (o1, o2, o3) = (openapi.clone(), openapi.clone(), openapi);
     let (c0, c1, c2, c3, c4) = (
@@ -54,7 +71,12 @@ pub fn server(catalog: Catalog, address: Arc<RwLock<String>>) -> GenericServer {
         catalog.clone(),
         catalog,
     );
-    GenericServer::new("aggregator")
+    let discovery_proxy = proxy.clone();
+    let mut server = GenericServer::new("aggregator");
+    if let Some(p) = proxy {
+        server = server.with_interceptor(Arc::new(move |req| p.intercept(req)));
+    }
+    server
         .route("/openapi/v2", &[Method::GET], move |headers: HeaderMap| {
             let o = o1.clone();
             async move {
@@ -153,11 +175,20 @@ pub fn server(catalog: Catalog, address: Arc<RwLock<String>>) -> GenericServer {
         .route(
             "/apis/{group}/{version}",
             &[Method::GET],
-            move |Path((group, version)): Path<(String, String)>, headers: HeaderMap| {
+            move |Path((group, version)): Path<(String, String)>, req: Request| {
                 let c = c4.clone();
+                // A remote APIService's discovery document is its server's.
+                let proxied = match discovery_proxy.as_ref() {
+                    Some(p) => p.intercept(req),
+                    None => Err(req),
+                };
                 async move {
+                    let req = match proxied {
+                        Ok(served) => return served.await,
+                        Err(req) => req,
+                    };
                     match discovery::resource_list(&c, &group, &version) {
-                        Some(doc) => discovery::respond(&doc, &headers),
+                        Some(doc) => discovery::respond(&doc, req.headers()),
                         None => page_not_found(),
                     }
                 }

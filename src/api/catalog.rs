@@ -113,6 +113,16 @@ pub struct Resource {
     pub owner: Owner,
     /// For custom resources: what their CRD says about this version.
     pub custom: Option<Arc<CustomInfo>>,
+    /// For resources of an aggregated API server: the APIService whose
+    /// backend serves them (the aggregator proxies every request).
+    pub proxy: Option<Arc<ProxyInfo>>,
+}
+
+/// A resource served by an aggregated API server, as its discovery lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProxyInfo {
+    /// The APIService's name (`v1alpha1.wardle.example.com`).
+    pub api_service: String,
 }
 
 /// `additionalPrinterColumns` of a CRD version.
@@ -205,6 +215,7 @@ impl Resource {
             schema: d.schema,
             owner,
             custom: None,
+            proxy: None,
         }
     }
 

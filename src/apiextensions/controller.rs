@@ -356,6 +356,7 @@ fn resources_of(crd: &Value) -> Vec<Resource> {
             schema: None,
             owner: Owner::Apiextensions,
             custom: Some(Arc::new(info)),
+            proxy: None,
         });
     }
     out

@@ -14,6 +14,63 @@ use super::UserInfo;
 pub struct Credentials<'a> {
     pub client_cert: Option<&'a ClientCertIdentity>,
     pub bearer_token: Option<&'a str>,
+    /// The request's headers, read only behind an authenticating front
+    /// proxy's certificate (`X-Remote-User` and friends).
+    pub headers: Option<&'a http::HeaderMap>,
+}
+
+/// upstream's request-header names, as kube-apiserver is configured by
+/// kubeadm and as kapi publishes them in `extension-apiserver-authentication`.
+pub const REMOTE_USER_HEADER: &str = "X-Remote-User";
+pub const REMOTE_GROUP_HEADER: &str = "X-Remote-Group";
+pub const REMOTE_UID_HEADER: &str = "X-Remote-Uid";
+pub const REMOTE_EXTRA_PREFIX: &str = "X-Remote-Extra-";
+
+/// The user a front proxy names in its request headers, as upstream's
+/// request-header authenticator reads them: the first non-empty user
+/// header, every group header value, extra keys percent-decoded and
+/// lower-cased. `None` without a user.
+pub fn request_header_user(headers: &http::HeaderMap) -> Option<UserInfo> {
+    let values = |name: &str| -> Vec<String> {
+        headers
+            .get_all(name)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .map(str::to_string)
+            .collect()
+    };
+    let name = values(REMOTE_USER_HEADER)
+        .into_iter()
+        .find(|v| !v.trim().is_empty())?;
+    let uid = values(REMOTE_UID_HEADER)
+        .into_iter()
+        .find(|v| !v.trim().is_empty())
+        .unwrap_or_default();
+    let groups = values(REMOTE_GROUP_HEADER);
+    let prefix = REMOTE_EXTRA_PREFIX.to_ascii_lowercase();
+    let mut extra = std::collections::BTreeMap::<String, Vec<String>>::new();
+    for (h, v) in headers {
+        if let (Some(key), Ok(v)) = (h.as_str().strip_prefix(&prefix), v.to_str()) {
+            let key = crate::server::request_info::percent_decode(key).to_ascii_lowercase();
+            extra.entry(key).or_default().push(v.to_string());
+        }
+    }
+    Some(UserInfo {
+        name,
+        uid,
+        groups,
+        extra,
+    })
+}
+
+/// Whether a header is one a front proxy speaks in (stripped once read,
+/// and from anything kapi forwards).
+pub fn is_request_header(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n == "x-remote-user"
+        || n == "x-remote-group"
+        || n == "x-remote-uid"
+        || n.starts_with("x-remote-extra-")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -77,6 +134,20 @@ impl Authenticator {
         creds: &Credentials<'_>,
     ) -> Result<Authenticated, AuthenticationError> {
         match creds.client_cert {
+            Some(ClientCertIdentity::FrontProxy(proxy)) => {
+                if let Some(user) = creds.headers.and_then(request_header_user) {
+                    return Ok(Authenticated {
+                        user: user.with_authenticated_group(),
+                        method: "requestheader",
+                    });
+                }
+                // A proxy's certificate names no user by itself.
+                if creds.bearer_token.is_none() {
+                    return Err(AuthenticationError::Certificate(format!(
+                        "front proxy {proxy:?} sent no {REMOTE_USER_HEADER} header"
+                    )));
+                }
+            }
             Some(ClientCertIdentity::Verified(user)) => {
                 return Ok(Authenticated {
                     user: user.clone().with_authenticated_group(),

@@ -1,7 +1,10 @@
 //! Client certificates, as upstream treats them: TLS asks for a certificate
 //! but does not demand a trusted one; the x509 authenticator then checks
 //! the chain against the client CA, so a foreign certificate gets a 401
-//! Status instead of a failed handshake.
+//! Status instead of a failed handshake. A certificate signed by the
+//! request-header (front-proxy) CA with an allowed common name identifies
+//! an authenticating proxy instead: the user it vouches for travels in the
+//! `X-Remote-*` headers (see [`super::authenticator::request_header_user`]).
 
 use std::sync::Arc;
 
@@ -18,6 +21,9 @@ use super::UserInfo;
 #[derive(Debug, Clone)]
 pub enum ClientCertIdentity {
     Verified(UserInfo),
+    /// An authenticating front proxy (its common name): the request's
+    /// `X-Remote-*` headers name the user.
+    FrontProxy(String),
     Rejected(String),
 }
 
@@ -26,46 +32,110 @@ pub enum ClientCertIdentity {
 #[derive(Debug)]
 pub struct RequestClientCert {
     inner: Arc<dyn ClientCertVerifier>,
+    /// The subjects of every CA a client certificate may come from (clients
+    /// such as Go's pick their certificate by them).
+    hints: Vec<DistinguishedName>,
 }
 
 /// Verifies client certificates against a CA pool.
 #[derive(Debug, Clone)]
 pub struct ClientCertAuthority {
     verifier: Arc<dyn ClientCertVerifier>,
+    front_proxy: Option<FrontProxyAuthority>,
+}
+
+/// upstream's `--requestheader-client-ca-file` and `--requestheader-allowed-names`.
+#[derive(Debug, Clone)]
+struct FrontProxyAuthority {
+    verifier: Arc<dyn ClientCertVerifier>,
+    /// Common names a front proxy may present; empty accepts any.
+    allowed_names: Vec<String>,
+}
+
+fn verifier_for(ca_pems: &[&str]) -> Result<Arc<dyn ClientCertVerifier>, String> {
+    let mut roots = RootCertStore::empty();
+    for pem in ca_pems {
+        for der in parse_pem_certs(pem)? {
+            roots.add(der).map_err(|e| format!("CA certificate: {e}"))?;
+        }
+    }
+    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), crate::crypto_provider())
+        .allow_unauthenticated()
+        .build()
+        .map_err(|e| format!("client CA: {e}"))
+}
+
+fn common_name(cert: &x509_parser::certificate::X509Certificate<'_>) -> String {
+    cert.subject()
+        .iter_common_name()
+        .next()
+        .and_then(|cn| cn.as_str().ok())
+        .unwrap_or("")
+        .to_string()
 }
 
 impl ClientCertAuthority {
     pub fn new(ca_pems: &[&str]) -> Result<Self, String> {
-        let mut roots = RootCertStore::empty();
-        for pem in ca_pems {
-            for der in parse_pem_certs(pem)? {
-                roots.add(der).map_err(|e| format!("CA certificate: {e}"))?;
-            }
-        }
-        let verifier =
-            WebPkiClientVerifier::builder_with_provider(Arc::new(roots), crate::crypto_provider())
-                .allow_unauthenticated()
-                .build()
-                .map_err(|e| format!("client CA: {e}"))?;
-        Ok(ClientCertAuthority { verifier })
+        Ok(ClientCertAuthority {
+            verifier: verifier_for(ca_pems)?,
+            front_proxy: None,
+        })
+    }
+
+    /// Also accept authenticating front proxies: certificates signed by
+    /// `ca_pem` whose common name is one of `allowed_names` (any when empty).
+    pub fn with_front_proxy(
+        mut self,
+        ca_pem: &str,
+        allowed_names: Vec<String>,
+    ) -> Result<Self, String> {
+        self.front_proxy = Some(FrontProxyAuthority {
+            verifier: verifier_for(&[ca_pem]).map_err(|e| format!("requestheader {e}"))?,
+            allowed_names,
+        });
+        Ok(self)
     }
 
     /// The TLS-side verifier that requests but does not require trust.
     pub fn tls_verifier(&self) -> Arc<dyn ClientCertVerifier> {
+        let mut hints = self.verifier.root_hint_subjects().to_vec();
+        if let Some(fp) = &self.front_proxy {
+            hints.extend(fp.verifier.root_hint_subjects().iter().cloned());
+        }
         Arc::new(RequestClientCert {
             inner: self.verifier.clone(),
+            hints,
         })
     }
 
     /// CN is the user, each O a group, as upstream's x509 authenticator maps them.
     pub fn identify(&self, chain: &[CertificateDer<'_>]) -> Option<ClientCertIdentity> {
         let (end, intermediates) = chain.split_first()?;
+        // upstream asks the request-header authenticator first.
+        let mut not_allowed = None;
+        if let Some(fp) = &self.front_proxy {
+            if fp
+                .verifier
+                .verify_client_cert(end, intermediates, UnixTime::now())
+                .is_ok()
+            {
+                if let Ok((_, cert)) = x509_parser::parse_x509_certificate(end.as_ref()) {
+                    let cn = common_name(&cert);
+                    if fp.allowed_names.is_empty() || fp.allowed_names.contains(&cn) {
+                        return Some(ClientCertIdentity::FrontProxy(cn));
+                    }
+                    not_allowed = Some(format!(
+                        "x509: subject with cn={cn} is not in the allowed list"
+                    ));
+                }
+            }
+        }
         if let Err(e) = self
             .verifier
             .verify_client_cert(end, intermediates, UnixTime::now())
         {
-            return Some(ClientCertIdentity::Rejected(format!(
-                "certificate signed by unknown authority or invalid: {e}"
+            return Some(ClientCertIdentity::Rejected(not_allowed.unwrap_or_else(
+                || format!("certificate signed by unknown authority or invalid: {e}"),
             )));
         }
         let Ok((_, cert)) = x509_parser::parse_x509_certificate(end.as_ref()) else {
@@ -74,12 +144,7 @@ impl ClientCertAuthority {
             ));
         };
         let subject = cert.subject();
-        let name = subject
-            .iter_common_name()
-            .next()
-            .and_then(|cn| cn.as_str().ok())
-            .unwrap_or("")
-            .to_string();
+        let name = common_name(&cert);
         if name.is_empty() {
             return Some(ClientCertIdentity::Rejected(
                 "certificate has no common name".into(),
@@ -118,7 +183,7 @@ impl ClientCertVerifier for RequestClientCert {
     }
 
     fn root_hint_subjects(&self) -> &[DistinguishedName] {
-        self.inner.root_hint_subjects()
+        &self.hints
     }
 
     fn verify_client_cert(

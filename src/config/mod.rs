@@ -130,6 +130,10 @@ pub struct ServeOptions {
     #[arg(long, value_name = "FILE")]
     pub audit_log_path: Option<PathBuf>,
 
+    /// Built-in controllers to run: `*` for all, `name` to add, `-name` to remove (kube-controller-manager's flag).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub controllers: Vec<String>,
+
     /// Issuer (`iss`) of ServiceAccount tokens.
     #[arg(long, default_value = crate::auth::serviceaccount::DEFAULT_ISSUER, value_name = "URL")]
     pub service_account_issuer: String,
@@ -383,6 +387,7 @@ pub struct CompletedConfig {
     pub api_audiences: Vec<String>,
     pub audit_policy_file: Option<PathBuf>,
     pub audit_log_path: Option<PathBuf>,
+    pub controllers: crate::controlplane::manager::Selection,
 }
 
 /// A flag whose value is wrong; printed as one line, exit code 2.
@@ -500,6 +505,11 @@ impl ServeOptions {
             max_requests_inflight: self.max_requests_inflight,
             max_mutating_requests_inflight: self.max_mutating_requests_inflight,
             request_timeout: self.request_timeout,
+            controllers: crate::controlplane::manager::Selection::parse(&self.controllers)
+                .map_err(|message| FlagError {
+                    flag: "controllers",
+                    message,
+                })?,
             audit_policy_file: self.audit_policy_file,
             audit_log_path: self.audit_log_path,
             service_account_issuer: self.service_account_issuer,

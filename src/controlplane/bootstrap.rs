@@ -108,3 +108,168 @@ pub async fn ensure_kubernetes_service(
     )
     .await
 }
+
+const IDENTITY_LABEL: &str = "apiserver.kubernetes.io/identity";
+const ENDPOINT_ANNOTATION: &str = "kapi.io/advertise";
+const LEASE_SECONDS: i64 = 15;
+const RENEW: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Keeps this instance's identity Lease alive and the `kubernetes`
+/// Endpoints and EndpointSlice listing every live instance, so a dead
+/// instance drops out within a lease period (upstream's lease endpoint reconciler).
+pub async fn run_endpoint_reconciler(
+    registries: Registries,
+    ep: Endpoint,
+    identity: String,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    loop {
+        if let Err(e) = renew(&registries, &ep, &identity).await {
+            tracing::debug!(error = %e, "renewing the apiserver identity lease");
+        }
+        if let Err(e) = reconcile(&registries, ep).await {
+            tracing::debug!(error = %e, "reconciling the kubernetes endpoints");
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(RENEW) => {}
+            _ = stop.cancelled() => break,
+        }
+    }
+    // Leave cleanly: drop our lease so the others stop listing us.
+    if let Some(leases) = registries.get("coordination.k8s.io", "v1", "leases") {
+        let _ = leases
+            .delete("kube-system", &identity, &Default::default())
+            .await;
+        let _ = reconcile(&registries, ep).await;
+    }
+}
+
+async fn renew(registries: &Registries, ep: &Endpoint, identity: &str) -> Result<(), String> {
+    let leases = registries
+        .get("coordination.k8s.io", "v1", "leases")
+        .ok_or("leases are not served")?;
+    let now = chrono::Utc::now()
+        .format("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string();
+    let address = format!("{}:{}", ep.advertise, ep.port);
+    let lease = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": identity, "namespace": "kube-system", "labels": {IDENTITY_LABEL: "kube-apiserver"}, "annotations": {ENDPOINT_ANNOTATION: address}},
+        "spec": {"holderIdentity": identity, "leaseDurationSeconds": LEASE_SECONDS, "renewTime": now}});
+    match leases
+        .create("kube-system", lease.clone(), &WriteOptions::default())
+        .await
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.code == 409 => leases
+            .update(
+                "kube-system",
+                identity,
+                lease,
+                None,
+                &WriteOptions::default(),
+            )
+            .await
+            .map(|_| ())
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Endpoints of the live instances, grouped by port.
+async fn reconcile(registries: &Registries, ep: Endpoint) -> Result<(), String> {
+    let leases = registries
+        .get("coordination.k8s.io", "v1", "leases")
+        .ok_or("leases are not served")?;
+    let params = crate::registry::ListParams {
+        label_selector: Some(format!("{IDENTITY_LABEL}=kube-apiserver")),
+        ..Default::default()
+    };
+    let list = leases
+        .list("kube-system", &params)
+        .await
+        .map_err(|e| e.to_string())?;
+    let now = chrono::Utc::now();
+    let mut by_port: std::collections::BTreeMap<u16, std::collections::BTreeSet<String>> =
+        Default::default();
+    for item in list.items {
+        let l: serde_json::Value = serde_json::from_slice(&item).map_err(|e| e.to_string())?;
+        let renewed = l["spec"]["renewTime"]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+        let secs = l["spec"]["leaseDurationSeconds"]
+            .as_i64()
+            .unwrap_or(LEASE_SECONDS);
+        if renewed
+            .is_none_or(|r| now > r.with_timezone(&chrono::Utc) + chrono::Duration::seconds(secs))
+        {
+            continue;
+        }
+        let Some((ip, port)) = l["metadata"]["annotations"][ENDPOINT_ANNOTATION]
+            .as_str()
+            .and_then(|a| a.rsplit_once(':'))
+        else {
+            continue;
+        };
+        let Ok(port) = port.parse::<u16>() else {
+            continue;
+        };
+        by_port
+            .entry(port)
+            .or_default()
+            .insert(ip.trim_matches(|c| c == '[' || c == ']').to_string());
+    }
+    if by_port.is_empty() {
+        by_port
+            .entry(ep.port)
+            .or_default()
+            .insert(ep.advertise.to_string());
+    }
+    let subsets: Vec<serde_json::Value> = by_port
+        .iter()
+        .map(|(port, ips)| json!({"addresses": ips.iter().map(|ip| json!({"ip": ip})).collect::<Vec<_>>(), "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}))
+        .collect();
+    let endpoints = json!({"apiVersion": "v1", "kind": "Endpoints",
+        "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
+        "subsets": subsets});
+    let family = if ep.advertise.is_ipv4() {
+        "IPv4"
+    } else {
+        "IPv6"
+    };
+    let (first_port, _) = by_port
+        .iter()
+        .next()
+        .map(|(p, i)| (*p, i.clone()))
+        .unwrap_or((ep.port, Default::default()));
+    let all: std::collections::BTreeSet<String> = by_port.values().flatten().cloned().collect();
+    let slice = json!({"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+        "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"kubernetes.io/service-name": "kubernetes"}},
+        "addressType": family,
+        "endpoints": all.iter().map(|ip| json!({"addresses": [ip], "conditions": {"ready": true}})).collect::<Vec<_>>(),
+        "ports": [{"name": "https", "port": first_port, "protocol": "TCP"}]});
+    for (group, plural, body) in [
+        ("", "endpoints", endpoints),
+        ("discovery.k8s.io", "endpointslices", slice),
+    ] {
+        let reg = registries
+            .get(group, "v1", plural)
+            .ok_or_else(|| format!("{plural} are not served"))?;
+        let current = reg
+            .get_object("default", "kubernetes", None)
+            .await
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok());
+        let differs = current.as_ref().is_none_or(|c| {
+            let key = if plural == "endpoints" {
+                "subsets"
+            } else {
+                "endpoints"
+            };
+            c[key] != body[key] || c["ports"] != body["ports"]
+        });
+        if differs {
+            create_or_replace(registries, group, plural, body, true).await?;
+        }
+    }
+    Ok(())
+}

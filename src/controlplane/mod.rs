@@ -6,6 +6,7 @@ pub mod allocator;
 pub mod bootstrap;
 pub mod builtin;
 pub mod gc;
+pub mod manager;
 pub mod namespace;
 pub mod serviceaccounts;
 

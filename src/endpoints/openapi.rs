@@ -469,12 +469,18 @@ fn schemas(
     g.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta>();
     let mut custom: Vec<(String, Value)> = Vec::new();
     for r in resources {
-        let Some(info) = &r.custom else { continue };
+        // CRDs bring their schema; an aggregated server's resources (whose
+        // own OpenAPI kapi does not merge) are open objects.
+        let own_schema = match (&r.custom, &r.proxy) {
+            (Some(info), _) => info.schema.clone(),
+            (None, Some(_)) => None,
+            (None, None) => continue,
+        };
         g.subschema_for::<k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta>();
         // upstream names CRD schemas by the reversed group: com.example.stable.v1.CronTab.
         let reversed: Vec<&str> = r.group.split('.').rev().collect();
         let name = format!("{}.{}.{}", reversed.join("."), r.version, r.kind);
-        let mut schema = info.schema.clone().unwrap_or_else(
+        let mut schema = own_schema.unwrap_or_else(
             || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
         );
         let meta_ref = if v3 {

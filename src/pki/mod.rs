@@ -348,6 +348,27 @@ impl Store<'_> {
     }
 }
 
+/// A CA and a serving certificate it signs for `names`, kept in `dir` as
+/// `<ca>.crt/.key` and `<name>.crt/.key` and reused while valid (for
+/// servers other than kapi: the sample aggregated API server).
+pub fn ensure_ca_and_serving(
+    dir: &Path,
+    ca: &'static str,
+    ca_cn: &str,
+    name: &'static str,
+    names: &ServingNames,
+) -> Result<(CertKey, CertKey), PkiError> {
+    let mut store = Store {
+        dir,
+        generated: Vec::new(),
+    };
+    let (ca, _) = store.ca(ca, ca_cn)?;
+    let mut params = serving_params(names);
+    params.distinguished_name = dn(name, &[]);
+    let serving = store.leaf(name, &ca, params, Some(names.san_strings()))?;
+    Ok((ca, serving))
+}
+
 impl Pki {
     /// Loads what is in `dir` and makes whatever is missing or stale.
     pub fn ensure(dir: &Path, names: &ServingNames) -> Result<Pki, PkiError> {

@@ -3,6 +3,7 @@
 //! Each stage of the write path is a named step: decode, default, prepare,
 //! admit, validate, encode, store.
 
+pub mod apiregistration;
 pub mod apps;
 pub mod autoscaling;
 pub mod batch;

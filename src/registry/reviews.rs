@@ -135,6 +135,7 @@ pub async fn create(
             let creds = Credentials {
                 client_cert: None,
                 bearer_token: Some(&token),
+                headers: None,
             };
             let status = match ctx.authenticator.authenticate(&creds).await {
                 Ok(a) if a.method != "anonymous" => {

@@ -119,6 +119,7 @@ pub fn for_kind(group: &str, kind: &str) -> &'static dyn Strategy {
             &super::rbac::ClusterRoleBindingStrategy
         }
         ("rbac.authorization.k8s.io", _) => &PathSegmentNames,
+        ("apiregistration.k8s.io", "APIService") => &super::apiregistration::ApiServiceStrategy,
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
             &crate::apiextensions::crd::CrdStrategy
         }

@@ -44,11 +44,18 @@ struct Route {
     handler: MethodRouter,
 }
 
+/// Claims a request before the server's own resources are looked at
+/// (the aggregator's proxy to aggregated API servers), or gives it back.
+pub type Interceptor = Arc<
+    dyn Fn(Request) -> Result<futures::future::BoxFuture<'static, Response>, Request> + Send + Sync,
+>;
+
 /// A named server with its own route table, and the resources it serves.
 pub struct GenericServer {
     pub name: &'static str,
     routes: Vec<Route>,
     resources: Option<ResourceHandler>,
+    interceptor: Option<Interceptor>,
 }
 
 fn method_filter(m: &Method) -> Option<MethodFilter> {
@@ -70,7 +77,14 @@ impl GenericServer {
             name,
             routes: Vec::new(),
             resources: None,
+            interceptor: None,
         }
+    }
+
+    /// Offer every request that matches no route to `interceptor` first.
+    pub fn with_interceptor(mut self, interceptor: Interceptor) -> Self {
+        self.interceptor = Some(interceptor);
+        self
     }
 
     /// Serve the catalog's resources owned by this server.
@@ -130,10 +144,19 @@ impl GenericServer {
             router = router.route(&r.path, r.handler);
         }
         let resources = self.resources.map(Arc::new);
+        let interceptor = self.interceptor;
         router.fallback(move |req: Request| {
             let resources = resources.clone();
             let delegate = delegate.clone();
+            let intercepted = match interceptor.as_ref() {
+                Some(claim) => claim(req),
+                None => Err(req),
+            };
             async move {
+                let req = match intercepted {
+                    Ok(served) => return served.await,
+                    Err(req) => req,
+                };
                 let info = req
                     .extensions()
                     .get::<Arc<RequestInfo>>()

@@ -196,11 +196,23 @@ async fn authentication(
     let creds = Credentials {
         client_cert: cert.as_ref(),
         bearer_token: token.as_deref(),
+        headers: Some(req.headers()),
     };
     match s.authenticator.authenticate(&creds).await {
         Ok(user) => {
             // Credentials stop here; nothing behind the filter needs them.
             req.headers_mut().remove(header::AUTHORIZATION);
+            if user.method == "requestheader" {
+                let names: Vec<_> = req
+                    .headers()
+                    .keys()
+                    .filter(|h| crate::auth::authenticator::is_request_header(h.as_str()))
+                    .cloned()
+                    .collect();
+                for h in names {
+                    req.headers_mut().remove(h);
+                }
+            }
             req.extensions_mut().insert(user);
             next.run(req).await
         }

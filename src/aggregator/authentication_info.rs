@@ -1,0 +1,135 @@
+//! upstream's cluster authentication trust controller
+//! (`start-cluster-authentication-info-controller`): publishes in
+//! `kube-system/extension-apiserver-authentication` how kapi authenticates
+//! clients and how it vouches for them as a front proxy, so aggregated API
+//! servers can trust kapi's `X-Remote-*` headers (they read this ConfigMap
+//! with the `extension-apiserver-authentication-reader` Role).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::authenticator::{
+    REMOTE_EXTRA_PREFIX, REMOTE_GROUP_HEADER, REMOTE_UID_HEADER, REMOTE_USER_HEADER,
+};
+use crate::registry::{Registries, WriteOptions};
+
+pub const NAMESPACE: &str = "kube-system";
+pub const NAME: &str = "extension-apiserver-authentication";
+/// The common name of kapi's front-proxy client certificate.
+pub const FRONT_PROXY_CLIENT: &str = "front-proxy-client";
+
+/// The ConfigMap's data, as kube-apiserver writes it (lists as JSON arrays).
+pub fn data(client_ca_pem: &str, front_proxy_ca_pem: &str) -> BTreeMap<String, String> {
+    let list = |items: &[&str]| json!(items).to_string();
+    BTreeMap::from([
+        ("client-ca-file".into(), client_ca_pem.to_string()),
+        (
+            "requestheader-client-ca-file".into(),
+            front_proxy_ca_pem.to_string(),
+        ),
+        (
+            "requestheader-allowed-names".into(),
+            list(&[FRONT_PROXY_CLIENT]),
+        ),
+        (
+            "requestheader-username-headers".into(),
+            list(&[REMOTE_USER_HEADER]),
+        ),
+        (
+            "requestheader-uid-headers".into(),
+            list(&[REMOTE_UID_HEADER]),
+        ),
+        (
+            "requestheader-group-headers".into(),
+            list(&[REMOTE_GROUP_HEADER]),
+        ),
+        (
+            "requestheader-extra-headers-prefix".into(),
+            list(&[REMOTE_EXTRA_PREFIX]),
+        ),
+    ])
+}
+
+/// Creates or updates the ConfigMap so it holds `want` (other keys stay).
+pub async fn ensure(
+    registries: &Registries,
+    want: &BTreeMap<String, String>,
+) -> Result<(), String> {
+    let reg = registries
+        .get("", "v1", "configmaps")
+        .ok_or("configmaps are not served")?;
+    match reg.get_object(NAMESPACE, NAME, None).await {
+        Ok(bytes) => {
+            let mut cm: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+            let same = want
+                .iter()
+                .all(|(k, v)| cm["data"][k].as_str() == Some(v.as_str()));
+            if same {
+                return Ok(());
+            }
+            if !cm["data"].is_object() {
+                cm["data"] = json!({});
+            }
+            for (k, v) in want {
+                cm["data"][k] = json!(v);
+            }
+            reg.update(NAMESPACE, NAME, cm, None, &WriteOptions::default())
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+        Err(e) if e.code == 404 => {
+            let cm = json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": NAME, "namespace": NAMESPACE},
+                "data": want,
+            });
+            reg.create(NAMESPACE, cm, &WriteOptions::default())
+                .await
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Keeps the ConfigMap current: quickly until it is written (kube-system
+/// may not exist yet), then now and then (someone may edit it).
+pub async fn run(registries: Registries, want: BTreeMap<String, String>, stop: CancellationToken) {
+    loop {
+        let pause = match ensure(&registries, &want).await {
+            Ok(()) => Duration::from_secs(30),
+            Err(e) => {
+                tracing::debug!(error = %e, "writing {NAMESPACE}/{NAME}");
+                Duration::from_millis(200)
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = stop.cancelled() => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn data_as_upstream_publishes_it() {
+        let d = super::data("CA", "FP");
+        assert_eq!(
+            d["requestheader-allowed-names"],
+            r#"["front-proxy-client"]"#
+        );
+        assert_eq!(d["requestheader-username-headers"], r#"["X-Remote-User"]"#);
+        assert_eq!(
+            d["requestheader-extra-headers-prefix"],
+            r#"["X-Remote-Extra-"]"#
+        );
+        assert_eq!(d["requestheader-client-ca-file"], "FP");
+        assert_eq!(d["client-ca-file"], "CA");
+    }
+}
