@@ -1,8 +1,10 @@
 //! The `kapi` command line: a thin layer over the `kapi` library.
 
+mod apiservice;
 mod completions;
 mod etcd;
 mod routes;
+mod sample_apiserver;
 mod serve;
 
 use std::process::ExitCode;
@@ -45,6 +47,13 @@ enum Command {
     Routes(routes::Args),
     /// Look at what kapi stored: `kapi etcd dump`.
     Etcd(etcd::Args),
+    /// Register aggregated API servers with a running kapi: `register`, `list`, `unregister`.
+    Apiservice(apiservice::Args),
+    /// Run a sample aggregated API server (wardle.example.com: Flunders and Fischers).
+    #[command(
+        after_help = "Examples:\n  kapi sample-apiserver --requestheader-client-ca-file .kapi/pki/front-proxy-ca.crt\n  kapi sample-apiserver --secure-port 0 --cert-dir /tmp/wardle --requestheader-client-ca-file .kapi/pki/front-proxy-ca.crt\n  # then: kapi apiservice register --group wardle.example.com --version v1alpha1 \\\n  #   --url https://127.0.0.1:8443 --ca-file .kapi-sample/wardle-ca.crt"
+    )]
+    SampleApiserver(sample_apiserver::Args),
     /// Print shell completions for bash, zsh, fish, powershell or elvish.
     #[command(
         after_help = "Examples:\n  kapi completions bash > ~/.local/share/bash-completion/completions/kapi\n  kapi completions zsh > ~/.zfunc/_kapi"
@@ -109,6 +118,14 @@ fn main() -> ExitCode {
         Command::Etcd(args) => {
             init_logging(cli.verbosity);
             etcd::run(args)
+        }
+        Command::Apiservice(args) => {
+            init_logging(cli.verbosity);
+            apiservice::run(args)
+        }
+        Command::SampleApiserver(args) => {
+            init_logging(cli.verbosity);
+            sample_apiserver::run(args)
         }
         Command::Serve(opts) => {
             init_logging(cli.verbosity);

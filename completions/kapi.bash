@@ -16,6 +16,9 @@ _kapi() {
             ",$1")
                 cmd="kapi"
                 ;;
+            kapi,apiservice)
+                cmd="kapi__subcmd__apiservice"
+                ;;
             kapi,completions)
                 cmd="kapi__subcmd__completions"
                 ;;
@@ -28,8 +31,35 @@ _kapi() {
             kapi,routes)
                 cmd="kapi__subcmd__routes"
                 ;;
+            kapi,sample-apiserver)
+                cmd="kapi__subcmd__sample__subcmd__apiserver"
+                ;;
             kapi,serve)
                 cmd="kapi__subcmd__serve"
+                ;;
+            kapi__subcmd__apiservice,help)
+                cmd="kapi__subcmd__apiservice__subcmd__help"
+                ;;
+            kapi__subcmd__apiservice,list)
+                cmd="kapi__subcmd__apiservice__subcmd__list"
+                ;;
+            kapi__subcmd__apiservice,register)
+                cmd="kapi__subcmd__apiservice__subcmd__register"
+                ;;
+            kapi__subcmd__apiservice,unregister)
+                cmd="kapi__subcmd__apiservice__subcmd__unregister"
+                ;;
+            kapi__subcmd__apiservice__subcmd__help,help)
+                cmd="kapi__subcmd__apiservice__subcmd__help__subcmd__help"
+                ;;
+            kapi__subcmd__apiservice__subcmd__help,list)
+                cmd="kapi__subcmd__apiservice__subcmd__help__subcmd__list"
+                ;;
+            kapi__subcmd__apiservice__subcmd__help,register)
+                cmd="kapi__subcmd__apiservice__subcmd__help__subcmd__register"
+                ;;
+            kapi__subcmd__apiservice__subcmd__help,unregister)
+                cmd="kapi__subcmd__apiservice__subcmd__help__subcmd__unregister"
                 ;;
             kapi__subcmd__etcd,dump)
                 cmd="kapi__subcmd__etcd__subcmd__dump"
@@ -43,6 +73,9 @@ _kapi() {
             kapi__subcmd__etcd__subcmd__help,help)
                 cmd="kapi__subcmd__etcd__subcmd__help__subcmd__help"
                 ;;
+            kapi__subcmd__help,apiservice)
+                cmd="kapi__subcmd__help__subcmd__apiservice"
+                ;;
             kapi__subcmd__help,completions)
                 cmd="kapi__subcmd__help__subcmd__completions"
                 ;;
@@ -55,8 +88,20 @@ _kapi() {
             kapi__subcmd__help,routes)
                 cmd="kapi__subcmd__help__subcmd__routes"
                 ;;
+            kapi__subcmd__help,sample-apiserver)
+                cmd="kapi__subcmd__help__subcmd__sample__subcmd__apiserver"
+                ;;
             kapi__subcmd__help,serve)
                 cmd="kapi__subcmd__help__subcmd__serve"
+                ;;
+            kapi__subcmd__help__subcmd__apiservice,list)
+                cmd="kapi__subcmd__help__subcmd__apiservice__subcmd__list"
+                ;;
+            kapi__subcmd__help__subcmd__apiservice,register)
+                cmd="kapi__subcmd__help__subcmd__apiservice__subcmd__register"
+                ;;
+            kapi__subcmd__help__subcmd__apiservice,unregister)
+                cmd="kapi__subcmd__help__subcmd__apiservice__subcmd__unregister"
                 ;;
             kapi__subcmd__help__subcmd__etcd,dump)
                 cmd="kapi__subcmd__help__subcmd__etcd__subcmd__dump"
@@ -68,12 +113,226 @@ _kapi() {
 
     case "${cmd}" in
         kapi)
-            opts="-v -h -V --v --help --version serve routes etcd completions help"
+            opts="-v -h -V --v --help --version serve routes etcd apiservice sample-apiserver completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__apiservice)
+            opts="-v -h --v --help register list unregister help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__apiservice__subcmd__help)
+            opts="register list unregister help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__apiservice__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__apiservice__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__apiservice__subcmd__help__subcmd__register)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__apiservice__subcmd__help__subcmd__unregister)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__apiservice__subcmd__list)
+            opts="-v -h --kubeconfig --v --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__apiservice__subcmd__register)
+            opts="-o -v -h --group --version --url --service --service-port --ca-file --insecure-skip-tls-verify --group-priority-minimum --version-priority --timeout --dry-run --output --kubeconfig --v --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --service)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --service-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --group-priority-minimum)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --version-priority)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__apiservice__subcmd__unregister)
+            opts="-v -h --kubeconfig --v --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -258,8 +517,64 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__help)
-            opts="serve routes etcd completions help"
+            opts="serve routes etcd apiservice sample-apiserver completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__help__subcmd__apiservice)
+            opts="register list unregister"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__help__subcmd__apiservice__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__help__subcmd__apiservice__subcmd__register)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__help__subcmd__apiservice__subcmd__unregister)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -341,6 +656,20 @@ _kapi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kapi__subcmd__help__subcmd__sample__subcmd__apiserver)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kapi__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -392,6 +721,60 @@ _kapi() {
                     ;;
                 -o)
                     COMPREPLY=($(compgen -W "table wide json yaml" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__sample__subcmd__apiserver)
+            opts="-v -h --bind-address --secure-port --tls-cert-file --tls-private-key-file --cert-dir --tls-san --requestheader-client-ca-file --requestheader-allowed-names --v --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --bind-address)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --secure-port)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cert-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-private-key-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cert-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-san)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requestheader-client-ca-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --requestheader-allowed-names)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --v)

@@ -30,6 +30,8 @@ complete -c kapi -n "__fish_kapi_needs_command" -s V -l version -d 'Print versio
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
+complete -c kapi -n "__fish_kapi_needs_command" -f -a "apiservice" -d 'Register aggregated API servers with a running kapi: `register`, `list`, `unregister`'
+complete -c kapi -n "__fish_kapi_needs_command" -f -a "sample-apiserver" -d 'Run a sample aggregated API server (wardle.example.com: Flunders and Fischers)'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "completions" -d 'Print shell completions for bash, zsh, fish, powershell or elvish'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l secure-port -d 'Port to serve HTTPS on; 0 picks a free port and prints it' -r
@@ -105,11 +107,58 @@ complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcomma
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from help" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -s h -l help -d 'Print help'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -f -a "register" -d 'Register an aggregated API server and wait until its APIService is Available'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -f -a "list" -d 'List APIServices: NAME, SERVICE, AVAILABLE, REASON, AGE'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -f -a "unregister" -d 'Delete an APIService and the Service and Endpoints `register` created for it'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l group -d 'The API group the server serves' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l version -d 'The version of the group the server serves' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l url -d 'Where the server listens (https://HOST:PORT); kapi creates the Service' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l service -d 'An existing Service in front of the server' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l service-port -d 'The port of --service' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l ca-file -d 'PEM CA bundle verifying the server\'s serving certificate (spec.caBundle)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l group-priority-minimum -d 'spec.groupPriorityMinimum (upstream recommends 18000 for *.k8s.io, 2000s for PaaSes)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l version-priority -d 'spec.versionPriority' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l timeout -d 'How long to wait for the APIService to become Available (0: do not wait)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -s o -l output -d 'Print the objects (--dry-run) or the registered APIService in this format' -r -f -a "yaml\t''
+json\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l kubeconfig -d 'The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l insecure-skip-tls-verify -d 'Do not verify the server\'s certificate (strongly discouraged)'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l dry-run -d 'Print the objects instead of creating them'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -s h -l help -d 'Print help'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -l kubeconfig -d 'The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -l kubeconfig -d 'The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -s h -l help -d 'Print help'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from help" -f -a "register" -d 'Register an aggregated API server and wait until its APIService is Available'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from help" -f -a "list" -d 'List APIServices: NAME, SERVICE, AVAILABLE, REASON, AGE'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from help" -f -a "unregister" -d 'Delete an APIService and the Service and Endpoints `register` created for it'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l bind-address -d 'The address to listen on' -r
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l secure-port -d 'The HTTPS port (0 picks a free one; the one taken is printed)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l tls-cert-file -d 'Serving certificate (PEM); without it a CA and a certificate are made in --cert-dir' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l tls-private-key-file -d 'Key of --tls-cert-file (PEM)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l cert-dir -d 'Where the self-made CA (wardle-ca.crt, the caBundle to register with) and serving certificate are kept and reused' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l tls-san -d 'More DNS names for the self-made serving certificate (kapi verifies <service>.<namespace>.svc; wardle-example-com.kube-system.svc and api.wardle.svc are always included)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l requestheader-client-ca-file -d 'The CA that signs the front proxy\'s client certificate (kapi\'s <data-dir>/pki/front-proxy-ca.crt): only its holder may name users' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l requestheader-allowed-names -d 'Common names the front proxy may present (empty: any the CA signed)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand completions" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd completions help" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd completions help" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd completions help" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd completions help" -f -a "completions" -d 'Print shell completions for bash, zsh, fish, powershell or elvish'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "apiservice" -d 'Register aggregated API servers with a running kapi: `register`, `list`, `unregister`'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "sample-apiserver" -d 'Run a sample aggregated API server (wardle.example.com: Flunders and Fischers)'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "completions" -d 'Print shell completions for bash, zsh, fish, powershell or elvish'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from etcd" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from apiservice" -f -a "register" -d 'Register an aggregated API server and wait until its APIService is Available'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from apiservice" -f -a "list" -d 'List APIServices: NAME, SERVICE, AVAILABLE, REASON, AGE'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from apiservice" -f -a "unregister" -d 'Delete an APIService and the Service and Endpoints `register` created for it'

@@ -163,6 +163,115 @@ esac
     ;;
 esac
 ;;
+(apiservice)
+_arguments "${_arguments_options[@]}" : \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_kapi__subcmd__apiservice_commands" \
+"*::: :->apiservice" \
+&& ret=0
+
+    case $state in
+    (apiservice)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:kapi-apiservice-command-$line[1]:"
+        case $line[1] in
+            (register)
+_arguments "${_arguments_options[@]}" : \
+'--group=[The API group the server serves]:GROUP:_default' \
+'--version=[The version of the group the server serves]:VERSION:_default' \
+'(--service)--url=[Where the server listens (https\://HOST\:PORT); kapi creates the Service]:URL:_default' \
+'--service=[An existing Service in front of the server]:NAMESPACE/NAME:_default' \
+'--service-port=[The port of --service]:PORT:_default' \
+'(--insecure-skip-tls-verify)--ca-file=[PEM CA bundle verifying the server'\''s serving certificate (spec.caBundle)]:FILE:_files' \
+'--group-priority-minimum=[spec.groupPriorityMinimum (upstream recommends 18000 for *.k8s.io, 2000s for PaaSes)]:N:_default' \
+'--version-priority=[spec.versionPriority]:N:_default' \
+'--timeout=[How long to wait for the APIService to become Available (0\: do not wait)]:DURATION:_default' \
+'-o+[Print the objects (--dry-run) or the registered APIService in this format]:OUTPUT:(yaml json)' \
+'--output=[Print the objects (--dry-run) or the registered APIService in this format]:OUTPUT:(yaml json)' \
+'--kubeconfig=[The kubeconfig of the kapi to talk to (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--insecure-skip-tls-verify[Do not verify the server'\''s certificate (strongly discouraged)]' \
+'--dry-run[Print the objects instead of creating them]' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+'--kubeconfig=[The kubeconfig of the kapi to talk to (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(unregister)
+_arguments "${_arguments_options[@]}" : \
+'--kubeconfig=[The kubeconfig of the kapi to talk to (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+':name -- The APIService (<version>.<group>):_default' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_kapi__subcmd__apiservice__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:kapi-apiservice-help-command-$line[1]:"
+        case $line[1] in
+            (register)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(unregister)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
+;;
+(sample-apiserver)
+_arguments "${_arguments_options[@]}" : \
+'--bind-address=[The address to listen on]:IP:_default' \
+'--secure-port=[The HTTPS port (0 picks a free one; the one taken is printed)]:PORT:_default' \
+'--tls-cert-file=[Serving certificate (PEM); without it a CA and a certificate are made in --cert-dir]:FILE:_files' \
+'--tls-private-key-file=[Key of --tls-cert-file (PEM)]:FILE:_files' \
+'--cert-dir=[Where the self-made CA (wardle-ca.crt, the caBundle to register with) and serving certificate are kept and reused]:DIR:_files' \
+'*--tls-san=[More DNS names for the self-made serving certificate (kapi verifies <service>.<namespace>.svc; wardle-example-com.kube-system.svc and api.wardle.svc are always included)]:NAME:_default' \
+'--requestheader-client-ca-file=[The CA that signs the front proxy'\''s client certificate (kapi'\''s <data-dir>/pki/front-proxy-ca.crt)\: only its holder may name users]:FILE:_files' \
+'*--requestheader-allowed-names=[Common names the front proxy may present (empty\: any the CA signed)]:NAMES:_default' \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
@@ -212,6 +321,38 @@ _arguments "${_arguments_options[@]}" : \
     ;;
 esac
 ;;
+(apiservice)
+_arguments "${_arguments_options[@]}" : \
+":: :_kapi__subcmd__help__subcmd__apiservice_commands" \
+"*::: :->apiservice" \
+&& ret=0
+
+    case $state in
+    (apiservice)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:kapi-help-apiservice-command-$line[1]:"
+        case $line[1] in
+            (register)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(list)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(unregister)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+(sample-apiserver)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (completions)
 _arguments "${_arguments_options[@]}" : \
 && ret=0
@@ -235,10 +376,67 @@ _kapi_commands() {
 'serve:Start the API server chain over HTTPS and write an admin kubeconfig' \
 'routes:List the routes of every server in the chain, or find the one a request reaches' \
 'etcd:Look at what kapi stored\: \`kapi etcd dump\`' \
+'apiservice:Register aggregated API servers with a running kapi\: \`register\`, \`list\`, \`unregister\`' \
+'sample-apiserver:Run a sample aggregated API server (wardle.example.com\: Flunders and Fischers)' \
 'completions:Print shell completions for bash, zsh, fish, powershell or elvish' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'kapi commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__apiservice_commands] )) ||
+_kapi__subcmd__apiservice_commands() {
+    local commands; commands=(
+'register:Register an aggregated API server and wait until its APIService is Available' \
+'list:List APIServices\: NAME, SERVICE, AVAILABLE, REASON, AGE' \
+'unregister:Delete an APIService and the Service and Endpoints \`register\` created for it' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'kapi apiservice commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__apiservice__subcmd__help_commands] )) ||
+_kapi__subcmd__apiservice__subcmd__help_commands() {
+    local commands; commands=(
+'register:Register an aggregated API server and wait until its APIService is Available' \
+'list:List APIServices\: NAME, SERVICE, AVAILABLE, REASON, AGE' \
+'unregister:Delete an APIService and the Service and Endpoints \`register\` created for it' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'kapi apiservice help commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__apiservice__subcmd__help__subcmd__help_commands] )) ||
+_kapi__subcmd__apiservice__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi apiservice help help commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__apiservice__subcmd__help__subcmd__list_commands] )) ||
+_kapi__subcmd__apiservice__subcmd__help__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi apiservice help list commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__apiservice__subcmd__help__subcmd__register_commands] )) ||
+_kapi__subcmd__apiservice__subcmd__help__subcmd__register_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi apiservice help register commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__apiservice__subcmd__help__subcmd__unregister_commands] )) ||
+_kapi__subcmd__apiservice__subcmd__help__subcmd__unregister_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi apiservice help unregister commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__apiservice__subcmd__list_commands] )) ||
+_kapi__subcmd__apiservice__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi apiservice list commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__apiservice__subcmd__register_commands] )) ||
+_kapi__subcmd__apiservice__subcmd__register_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi apiservice register commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__apiservice__subcmd__unregister_commands] )) ||
+_kapi__subcmd__apiservice__subcmd__unregister_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi apiservice unregister commands' commands "$@"
 }
 (( $+functions[_kapi__subcmd__completions_commands] )) ||
 _kapi__subcmd__completions_commands() {
@@ -282,10 +480,36 @@ _kapi__subcmd__help_commands() {
 'serve:Start the API server chain over HTTPS and write an admin kubeconfig' \
 'routes:List the routes of every server in the chain, or find the one a request reaches' \
 'etcd:Look at what kapi stored\: \`kapi etcd dump\`' \
+'apiservice:Register aggregated API servers with a running kapi\: \`register\`, \`list\`, \`unregister\`' \
+'sample-apiserver:Run a sample aggregated API server (wardle.example.com\: Flunders and Fischers)' \
 'completions:Print shell completions for bash, zsh, fish, powershell or elvish' \
 'help:Print this message or the help of the given subcommand(s)' \
     )
     _describe -t commands 'kapi help commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__help__subcmd__apiservice_commands] )) ||
+_kapi__subcmd__help__subcmd__apiservice_commands() {
+    local commands; commands=(
+'register:Register an aggregated API server and wait until its APIService is Available' \
+'list:List APIServices\: NAME, SERVICE, AVAILABLE, REASON, AGE' \
+'unregister:Delete an APIService and the Service and Endpoints \`register\` created for it' \
+    )
+    _describe -t commands 'kapi help apiservice commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__help__subcmd__apiservice__subcmd__list_commands] )) ||
+_kapi__subcmd__help__subcmd__apiservice__subcmd__list_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi help apiservice list commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__help__subcmd__apiservice__subcmd__register_commands] )) ||
+_kapi__subcmd__help__subcmd__apiservice__subcmd__register_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi help apiservice register commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__help__subcmd__apiservice__subcmd__unregister_commands] )) ||
+_kapi__subcmd__help__subcmd__apiservice__subcmd__unregister_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi help apiservice unregister commands' commands "$@"
 }
 (( $+functions[_kapi__subcmd__help__subcmd__completions_commands] )) ||
 _kapi__subcmd__help__subcmd__completions_commands() {
@@ -314,6 +538,11 @@ _kapi__subcmd__help__subcmd__routes_commands() {
     local commands; commands=()
     _describe -t commands 'kapi help routes commands' commands "$@"
 }
+(( $+functions[_kapi__subcmd__help__subcmd__sample-apiserver_commands] )) ||
+_kapi__subcmd__help__subcmd__sample-apiserver_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi help sample-apiserver commands' commands "$@"
+}
 (( $+functions[_kapi__subcmd__help__subcmd__serve_commands] )) ||
 _kapi__subcmd__help__subcmd__serve_commands() {
     local commands; commands=()
@@ -323,6 +552,11 @@ _kapi__subcmd__help__subcmd__serve_commands() {
 _kapi__subcmd__routes_commands() {
     local commands; commands=()
     _describe -t commands 'kapi routes commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__sample-apiserver_commands] )) ||
+_kapi__subcmd__sample-apiserver_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi sample-apiserver commands' commands "$@"
 }
 (( $+functions[_kapi__subcmd__serve_commands] )) ||
 _kapi__subcmd__serve_commands() {

@@ -199,6 +199,10 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     manager.add("resourcequota", move |stop| {
         crate::admission::resource_quota::run(r.clone(), stop)
     });
+    let r = registries.clone();
+    manager.add("service-allocation-repair", move |stop| {
+        controlplane::repair::run(r.clone(), stop)
+    });
     let (mgr_registries, mgr_stop, selection) = (
         registries.clone(),
         background.child_token(),

@@ -336,23 +336,23 @@ fn service_account_limit_ranger_tolerations_storage_class_and_quota() {
 #[test]
 fn disabled_plugins_do_not_run() {
     let k = Kapi::start(&["--disable-admission-plugins=ResourceQuota,DefaultTolerationSeconds"]);
-    namespace_ready(&k, "off", "");
+    namespace_ready(&k, "noquota", "");
     create_ok(
         &k,
-        "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: q\n  namespace: off\nspec:\n  hard:\n    pods: \"1\"\n",
+        "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: q\n  namespace: noquota\nspec:\n  hard:\n    pods: \"1\"\n",
     );
-    let status = |k: &Kapi| get_json(k, &["resourcequota", "q", "-n", "off"])["status"].clone();
+    let status = |k: &Kapi| get_json(k, &["resourcequota", "q", "-n", "noquota"])["status"].clone();
     wait_until("quota status", Duration::from_secs(10), || {
         status(&k)["hard"]["pods"] == "1"
     });
     for name in ["a", "b"] {
-        create_ok(&k, &pod("off", name, "", ""));
+        create_ok(&k, &pod("noquota", name, "", ""));
     }
     // The controller still counts; admission no longer refuses.
     wait_until("quota usage", Duration::from_secs(10), || {
         status(&k)["used"]["pods"] == "2"
     });
-    let a = get_json(&k, &["pod", "a", "-n", "off"]);
+    let a = get_json(&k, &["pod", "a", "-n", "noquota"]);
     assert!(a["spec"].get("tolerations").is_none(), "{a}");
     assert_eq!(a["spec"]["serviceAccountName"], "default");
 }

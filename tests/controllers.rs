@@ -186,3 +186,46 @@ fn controllers_flag_selects_the_built_in_controllers() {
         "{err}"
     );
 }
+
+#[test]
+fn the_repair_loop_reallocates_a_missing_cluster_ip_and_reports_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut k = Kapi::start_in(dir.path(), &[]);
+    apply_stdin(
+        &k,
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n",
+    );
+    let (_, ip, _) =
+        run(k
+            .kubectl()
+            .args(["get", "service", "web", "-o", "jsonpath={.spec.clusterIP}"]));
+    assert!(!ip.is_empty());
+    // Lose the allocation record behind the Service's back.
+    let (ok, _, err) = run(k.kubectl().args(["delete", "ipaddress", &ip]));
+    assert!(ok, "{err}");
+    assert!(k.terminate().success());
+    drop(k);
+    // The repair pass at start finds it, records it again and reports an Event.
+    let k = Kapi::start_in(dir.path(), &[]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (back, _, _) = run(k.kubectl().args(["get", "ipaddress", &ip]));
+        let (_, events, _) = run(k.kubectl().args([
+            "get",
+            "events",
+            "--field-selector",
+            "reason=ClusterIPNotAllocated",
+            "-o",
+            "jsonpath={.items[*].message}",
+        ]));
+        if back
+            && events.contains(&format!(
+                "Cluster IP [IPv4]:{ip} is not allocated; repairing"
+            ))
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not repaired: {events}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

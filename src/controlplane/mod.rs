@@ -8,6 +8,7 @@ pub mod builtin;
 pub mod gc;
 pub mod manager;
 pub mod namespace;
+pub mod repair;
 pub mod serviceaccounts;
 
 use std::sync::{Arc, OnceLock};
