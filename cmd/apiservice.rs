@@ -542,7 +542,7 @@ async fn unregister(a: UnregisterArgs) -> Result<ExitCode, String> {
                 } else {
                     "endpoints"
                 };
-                println!("{kind} {name:?} deleted from {ns}");
+                println!("{kind} {name:?} deleted from {ns} namespace");
             }
             404 => {}
             _ => {

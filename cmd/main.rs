@@ -6,6 +6,7 @@ mod etcd;
 mod routes;
 mod sample_apiserver;
 mod serve;
+mod trace;
 
 use std::process::ExitCode;
 
@@ -45,6 +46,13 @@ enum Command {
         after_help = "Servers are listed in delegation order: aggregator -> kube-apiserver ->\napiextensions-apiserver; what none of them serves ends in a 404.\n\nExamples:\n  kapi routes                                       # built-in catalog, offline\n  kapi routes --resource pods -o wide\n  kapi routes --server apiextensions-apiserver --kubeconfig .kapi/admin.kubeconfig\n  kapi routes --match GET /api/v1/namespaces/default/pods\n  kapi routes --match GET '/apis/apps/v1/deployments?watch=true'\n  kapi routes --group apps -o json"
     )]
     Routes(routes::Args),
+    /// Follow one request through the server stage by stage: authentication,
+    /// authorization, decode, defaulting, admission, validation, storage.
+    #[command(
+        name = "trace-request",
+        after_help = "Examples:\n  kapi trace-request -f pod.yaml                 # dry run: nothing is stored\n  kapi trace-request -f deploy.yaml --verb apply --commit\n  kapi trace-request -f pod.yaml -o json"
+    )]
+    TraceRequest(trace::Args),
     /// Look at what kapi stored: `kapi etcd dump`.
     Etcd(etcd::Args),
     /// Register aggregated API servers with a running kapi: `register`, `list`, `unregister`.
@@ -115,6 +123,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Completions(args) => completions::run(args),
         Command::Routes(args) => routes::run(args),
+        Command::TraceRequest(args) => trace::run(args),
         Command::Etcd(args) => {
             init_logging(cli.verbosity);
             etcd::run(args)

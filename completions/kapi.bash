@@ -37,6 +37,9 @@ _kapi() {
             kapi,serve)
                 cmd="kapi__subcmd__serve"
                 ;;
+            kapi,trace-request)
+                cmd="kapi__subcmd__trace__subcmd__request"
+                ;;
             kapi__subcmd__apiservice,help)
                 cmd="kapi__subcmd__apiservice__subcmd__help"
                 ;;
@@ -94,6 +97,9 @@ _kapi() {
             kapi__subcmd__help,serve)
                 cmd="kapi__subcmd__help__subcmd__serve"
                 ;;
+            kapi__subcmd__help,trace-request)
+                cmd="kapi__subcmd__help__subcmd__trace__subcmd__request"
+                ;;
             kapi__subcmd__help__subcmd__apiservice,list)
                 cmd="kapi__subcmd__help__subcmd__apiservice__subcmd__list"
                 ;;
@@ -113,7 +119,7 @@ _kapi() {
 
     case "${cmd}" in
         kapi)
-            opts="-v -h -V --v --help --version serve routes etcd apiservice sample-apiserver completions help"
+            opts="-v -h -V --v --help --version serve routes trace-request etcd apiservice sample-apiserver completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -517,7 +523,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__help)
-            opts="serve routes etcd apiservice sample-apiserver completions help"
+            opts="serve routes trace-request etcd apiservice sample-apiserver completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -671,6 +677,20 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__help__subcmd__trace__subcmd__request)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -921,6 +941,52 @@ _kapi() {
                     ;;
                 --api-audiences)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__trace__subcmd__request)
+            opts="-f -o -v -h --filename --verb --commit --force-conflicts --kubeconfig --output --v --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --filename)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -f)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --verb)
+                    COMPREPLY=($(compgen -W "create update apply get delete" -- "${cur}"))
+                    return 0
+                    ;;
+                --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 --v)

@@ -29,6 +29,7 @@ complete -c kapi -n "__fish_kapi_needs_command" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_needs_command" -s V -l version -d 'Print version'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
+complete -c kapi -n "__fish_kapi_needs_command" -f -a "trace-request" -d 'Follow one request through the server stage by stage: authentication, authorization, decode, defaulting, admission, validation, storage'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "apiservice" -d 'Register aggregated API servers with a running kapi: `register`, `list`, `unregister`'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "sample-apiserver" -d 'Run a sample aggregated API server (wardle.example.com: Flunders and Fischers)'
@@ -83,6 +84,19 @@ json\t''
 yaml\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s f -l filename -d 'The manifest (YAML or JSON) to send; "-" reads standard input' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l verb -d 'What to do with it' -r -f -a "create\t''
+update\t''
+apply\t''
+get\t''
+delete\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l kubeconfig -d 'The kubeconfig of the kapi to ask (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s o -l output -d 'Output format' -r -f -a "text\t'One line per stage, with what defaulting and admission changed'
+json\t'The stages as the server recorded them, and the response'"
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l commit -d 'Really store the change; without it writes are sent with dryRun=All and run every stage but the write itself'
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l force-conflicts -d 'With --verb apply: take over fields other managers own'
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'
@@ -151,13 +165,14 @@ complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -s v -l v -d
 complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand completions" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "apiservice" -d 'Register aggregated API servers with a running kapi: `register`, `list`, `unregister`'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "sample-apiserver" -d 'Run a sample aggregated API server (wardle.example.com: Flunders and Fischers)'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "completions" -d 'Print shell completions for bash, zsh, fish, powershell or elvish'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes etcd apiservice sample-apiserver completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "trace-request" -d 'Follow one request through the server stage by stage: authentication, authorization, decode, defaulting, admission, validation, storage'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "apiservice" -d 'Register aggregated API servers with a running kapi: `register`, `list`, `unregister`'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "sample-apiserver" -d 'Run a sample aggregated API server (wardle.example.com: Flunders and Fischers)'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "completions" -d 'Print shell completions for bash, zsh, fish, powershell or elvish'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from etcd" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'
 complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from apiservice" -f -a "register" -d 'Register an aggregated API server and wait until its APIService is Available'
 complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from apiservice" -f -a "list" -d 'List APIServices: NAME, SERVICE, AVAILABLE, REASON, AGE'

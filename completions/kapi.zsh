@@ -91,6 +91,24 @@ yaml\:""))' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
 ;;
+(trace-request)
+_arguments "${_arguments_options[@]}" : \
+'-f+[The manifest (YAML or JSON) to send; "-" reads standard input]:FILE:_files' \
+'--filename=[The manifest (YAML or JSON) to send; "-" reads standard input]:FILE:_files' \
+'--verb=[What to do with it]:VERB:(create update apply get delete)' \
+'--kubeconfig=[The kubeconfig of the kapi to ask (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
+'-o+[Output format]:OUTPUT:((text\:"One line per stage, with what defaulting and admission changed"
+json\:"The stages as the server recorded them, and the response"))' \
+'--output=[Output format]:OUTPUT:((text\:"One line per stage, with what defaulting and admission changed"
+json\:"The stages as the server recorded them, and the response"))' \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--commit[Really store the change; without it writes are sent with dryRun=All and run every stage but the write itself]' \
+'--force-conflicts[With --verb apply\: take over fields other managers own]' \
+'-h[Print help (see more with '\''--help'\'')]' \
+'--help[Print help (see more with '\''--help'\'')]' \
+&& ret=0
+;;
 (etcd)
 _arguments "${_arguments_options[@]}" : \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
@@ -301,6 +319,10 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(trace-request)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
 (etcd)
 _arguments "${_arguments_options[@]}" : \
 ":: :_kapi__subcmd__help__subcmd__etcd_commands" \
@@ -375,6 +397,7 @@ _kapi_commands() {
     local commands; commands=(
 'serve:Start the API server chain over HTTPS and write an admin kubeconfig' \
 'routes:List the routes of every server in the chain, or find the one a request reaches' \
+'trace-request:Follow one request through the server stage by stage\: authentication, authorization, decode, defaulting, admission, validation, storage' \
 'etcd:Look at what kapi stored\: \`kapi etcd dump\`' \
 'apiservice:Register aggregated API servers with a running kapi\: \`register\`, \`list\`, \`unregister\`' \
 'sample-apiserver:Run a sample aggregated API server (wardle.example.com\: Flunders and Fischers)' \
@@ -479,6 +502,7 @@ _kapi__subcmd__help_commands() {
     local commands; commands=(
 'serve:Start the API server chain over HTTPS and write an admin kubeconfig' \
 'routes:List the routes of every server in the chain, or find the one a request reaches' \
+'trace-request:Follow one request through the server stage by stage\: authentication, authorization, decode, defaulting, admission, validation, storage' \
 'etcd:Look at what kapi stored\: \`kapi etcd dump\`' \
 'apiservice:Register aggregated API servers with a running kapi\: \`register\`, \`list\`, \`unregister\`' \
 'sample-apiserver:Run a sample aggregated API server (wardle.example.com\: Flunders and Fischers)' \
@@ -548,6 +572,11 @@ _kapi__subcmd__help__subcmd__serve_commands() {
     local commands; commands=()
     _describe -t commands 'kapi help serve commands' commands "$@"
 }
+(( $+functions[_kapi__subcmd__help__subcmd__trace-request_commands] )) ||
+_kapi__subcmd__help__subcmd__trace-request_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi help trace-request commands' commands "$@"
+}
 (( $+functions[_kapi__subcmd__routes_commands] )) ||
 _kapi__subcmd__routes_commands() {
     local commands; commands=()
@@ -562,6 +591,11 @@ _kapi__subcmd__sample-apiserver_commands() {
 _kapi__subcmd__serve_commands() {
     local commands; commands=()
     _describe -t commands 'kapi serve commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__trace-request_commands] )) ||
+_kapi__subcmd__trace-request_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi trace-request commands' commands "$@"
 }
 
 if [ "$funcstack[1]" = "_kapi" ]; then

@@ -17,6 +17,7 @@ pub mod routes;
 pub mod server;
 pub mod storage;
 pub mod templates;
+pub mod trace;
 pub mod version;
 
 /// The one rustls crypto provider kapi uses (aws-lc-rs). Dependencies pull

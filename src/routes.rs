@@ -194,7 +194,10 @@ pub fn resource_routes(r: &Resource) -> Vec<Route> {
     };
     let item = format!("{collection}/{{name}}");
     let mk = |method: Method, pattern: &str, query: &str, verb: &str, sub: Option<&Subresource>| {
+        // The aggregator proxies every request for an aggregated API server's
+        // resources, and a `proxy` subresource proxies to its object.
         let handler = match sub {
+            _ if r.proxy.is_some() => HandlerKind::Proxy,
             Some(s) if s.name == "proxy" => HandlerKind::Proxy,
             _ => HandlerKind::Resource,
         };
@@ -810,7 +813,7 @@ impl Remote {
         })
     }
 
-    async fn get_json(&self, path: &str, accept: &str) -> Result<Value, RemoteError> {
+    pub async fn get_json(&self, path: &str, accept: &str) -> Result<Value, RemoteError> {
         let url = format!("{}{path}", self.server);
         let mut req = self.client.get(&url).header(http::header::ACCEPT, accept);
         if let Some(t) = &self.token {
@@ -879,13 +882,44 @@ pub async fn fetch_catalog(
         }
         docs.push(doc);
     }
-    Ok(catalog_from_discovery(&docs))
+    // Group versions an aggregated API server serves (APIServices with a
+    // service): the aggregator proxies them. Without the right to list
+    // APIServices, they are taken for CRDs.
+    let mut aggregated = Vec::new();
+    if let Ok(list) = remote
+        .get_json(
+            "/apis/apiregistration.k8s.io/v1/apiservices",
+            "application/json",
+        )
+        .await
+    {
+        for item in list["items"].as_array().into_iter().flatten() {
+            if item["spec"]["service"].is_object() {
+                aggregated.push(AggregatedApi {
+                    group: item["spec"]["group"].as_str().unwrap_or("").to_string(),
+                    version: item["spec"]["version"].as_str().unwrap_or("").to_string(),
+                    api_service: item["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                });
+            }
+        }
+    }
+    Ok(catalog_from_discovery(&docs, &aggregated))
+}
+
+/// A group version served by an aggregated API server behind an APIService.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AggregatedApi {
+    pub group: String,
+    pub version: String,
+    /// The APIService's name (`v1alpha1.wardle.example.com`).
+    pub api_service: String,
 }
 
 /// A catalog from aggregated discovery documents (`APIGroupDiscoveryList`).
 /// Built-in resources keep their owner and storage layout; resources of
-/// groups kapi does not build in are served by apiextensions-apiserver.
-pub fn catalog_from_discovery(docs: &[Value]) -> Catalog {
+/// `aggregated` group versions are the aggregator's, proxied; resources of
+/// other groups kapi does not build in are served by apiextensions-apiserver.
+pub fn catalog_from_discovery(docs: &[Value], aggregated: &[AggregatedApi]) -> Catalog {
     let builtin = crate::app::builtin_catalog();
     let catalog = Catalog::default();
     let empty = Vec::new();
@@ -984,6 +1018,12 @@ pub fn catalog_from_discovery(docs: &[Value]) -> Catalog {
                     r.short_names = strings(&res, "shortNames");
                     r.categories = strings(&res, "categories");
                     r.subresources = subresources;
+                    if let Some(a) = aggregated.iter().find(|a| a.group == g && a.version == v) {
+                        r.owner = Owner::Aggregator;
+                        r.proxy = Some(std::sync::Arc::new(crate::api::catalog::ProxyInfo {
+                            api_service: a.api_service.clone(),
+                        }));
+                    }
                     catalog.add(r);
                 }
             }
@@ -1165,10 +1205,49 @@ mod tests {
             crate::endpoints::discovery::aggregated(&c, true, "v2"),
             crate::endpoints::discovery::aggregated(&c, false, "v2"),
         ];
-        let back = catalog_from_discovery(&docs);
+        let back = catalog_from_discovery(&docs, &[]);
         let a = all(&c, &[]);
         let b = all(&back, &[]);
         assert_eq!(a.len(), b.len());
         assert_eq!(a, b);
+    }
+
+    #[test]
+    fn aggregated_and_custom_groups_from_discovery() {
+        let doc = serde_json::json!({
+            "kind": "APIGroupDiscoveryList",
+            "items": [
+                {"metadata": {"name": "wardle.example.com"}, "versions": [{"version": "v1alpha1", "resources": [
+                    {"resource": "flunders", "responseKind": {"kind": "Flunder"}, "scope": "Namespaced", "verbs": ["get", "list", "create"]}
+                ]}]},
+                {"metadata": {"name": "example.com"}, "versions": [{"version": "v1", "resources": [
+                    {"resource": "widgets", "responseKind": {"kind": "Widget"}, "scope": "Cluster", "verbs": ["get"]}
+                ]}]}
+            ]
+        });
+        let aggregated = [AggregatedApi {
+            group: "wardle.example.com".into(),
+            version: "v1alpha1".into(),
+            api_service: "v1alpha1.wardle.example.com".into(),
+        }];
+        let c = catalog_from_discovery(&[doc], &aggregated);
+        let routes = all(&c, &[]);
+        let fl: Vec<&Route> = routes.iter().filter(|r| r.resource == "flunders").collect();
+        assert!(!fl.is_empty());
+        assert!(fl
+            .iter()
+            .all(|r| r.server == "aggregator" && r.handler == HandlerKind::Proxy));
+        let m = match_request(
+            &c,
+            &routes,
+            &Method::GET,
+            "/apis/wardle.example.com/v1alpha1/namespaces/x/flunders",
+        );
+        assert_eq!(
+            (m.server.as_str(), m.outcome),
+            ("aggregator", Outcome::Served)
+        );
+        assert!(routes.iter().any(|r| r.server == "apiextensions-apiserver"
+            && r.path == "/apis/example.com/v1/widgets/{name}"));
     }
 }

@@ -269,7 +269,7 @@ fn container_lists(c: &Value) -> (ResourceList, ResourceList) {
 fn add_into(total: &mut ResourceList, l: &ResourceList) {
     for (k, v) in l {
         let cur = total.get(k).copied().unwrap_or_default();
-        total.insert(k.clone(), cur.add(*v));
+        total.insert(k.clone(), cur + *v);
     }
 }
 

@@ -153,7 +153,15 @@ impl Chain {
     ) -> Result<Vec<String>, ApiError> {
         let mut warnings = Vec::new();
         for p in &self.mutating {
-            warnings.extend(p.admit(attrs, ctx).await?);
+            let began = crate::trace::start();
+            let before = began.and(attrs.object.clone());
+            let r = p.admit(attrs, ctx).await;
+            let name = format!("admission/mutating/{}", p.name());
+            crate::trace::result(began, &name, &r, || {
+                let after = attrs.object.clone().unwrap_or_default();
+                serde_json::json!({"patch": crate::trace::diff(&before.unwrap_or_default(), &after)})
+            });
+            warnings.extend(r?);
         }
         Ok(warnings)
     }
@@ -165,7 +173,11 @@ impl Chain {
     ) -> Result<Vec<String>, ApiError> {
         let mut warnings = Vec::new();
         for p in &self.validating {
-            warnings.extend(p.validate(attrs, ctx).await?);
+            let began = crate::trace::start();
+            let r = p.validate(attrs, ctx).await;
+            let name = format!("admission/validating/{}", p.name());
+            crate::trace::result(began, &name, &r, || serde_json::json!({}));
+            warnings.extend(r?);
         }
         Ok(warnings)
     }

@@ -51,6 +51,38 @@ impl Ord for Quantity {
     }
 }
 
+/// upstream's `Add`: a zero value takes the other's format.
+impl std::ops::Add for Quantity {
+    type Output = Quantity;
+
+    fn add(self, other: Quantity) -> Quantity {
+        Quantity {
+            nanos: self.nanos.saturating_add(other.nanos),
+            format: if self.nanos == 0 {
+                other.format
+            } else {
+                self.format
+            },
+        }
+    }
+}
+
+/// upstream's `Sub`: a zero value takes the other's format.
+impl std::ops::Sub for Quantity {
+    type Output = Quantity;
+
+    fn sub(self, other: Quantity) -> Quantity {
+        Quantity {
+            nanos: self.nanos.saturating_sub(other.nanos),
+            format: if self.nanos == 0 {
+                other.format
+            } else {
+                self.format
+            },
+        }
+    }
+}
+
 impl Default for Quantity {
     fn default() -> Self {
         Quantity::zero()
@@ -101,30 +133,6 @@ impl Quantity {
         self.nanos == 0
     }
 
-    /// upstream's `Add`: a zero value takes the other's format.
-    pub fn add(self, other: Quantity) -> Quantity {
-        Quantity {
-            nanos: self.nanos.saturating_add(other.nanos),
-            format: if self.nanos == 0 {
-                other.format
-            } else {
-                self.format
-            },
-        }
-    }
-
-    /// upstream's `Sub`: a zero value takes the other's format.
-    pub fn sub(self, other: Quantity) -> Quantity {
-        Quantity {
-            nanos: self.nanos.saturating_sub(other.nanos),
-            format: if self.nanos == 0 {
-                other.format
-            } else {
-                self.format
-            },
-        }
-    }
-
     /// The value as a JSON string, as quantities are serialized.
     pub fn to_value(&self) -> Value {
         Value::String(self.to_string())
@@ -149,7 +157,7 @@ impl fmt::Display for Quantity {
         if format == Format::BinarySI {
             let mut v = abs / NANO as u128;
             let mut e = 0;
-            while e < 6 && v % 1024 == 0 {
+            while e < 6 && v.is_multiple_of(1024) {
                 v /= 1024;
                 e += 1;
             }
@@ -158,7 +166,7 @@ impl fmt::Display for Quantity {
         }
         let mut mantissa = abs;
         let mut exp: i32 = -9;
-        while mantissa % 10 == 0 {
+        while mantissa.is_multiple_of(10) {
             mantissa /= 10;
             exp += 1;
         }
@@ -224,12 +232,12 @@ mod tests {
     fn arithmetic_keeps_the_first_format() {
         let a = Quantity::parse("1Gi").unwrap_or_default();
         let b = Quantity::parse("512Mi").unwrap_or_default();
-        assert_eq!(Quantity::zero().add(a).add(b).to_string(), "1536Mi");
+        assert_eq!((Quantity::zero() + a + b).to_string(), "1536Mi");
         let c = Quantity::zero()
-            .add(Quantity::parse("100m").unwrap_or_default())
-            .add(Quantity::parse("200m").unwrap_or_default());
+            + Quantity::parse("100m").unwrap_or_default()
+            + Quantity::parse("200m").unwrap_or_default();
         assert_eq!(c.to_string(), "300m");
-        assert_eq!(Quantity::int(2).sub(Quantity::int(1)).to_string(), "1");
+        assert_eq!((Quantity::int(2) - Quantity::int(1)).to_string(), "1");
         assert!(
             Quantity::parse("2").unwrap_or_default() > Quantity::parse("1500m").unwrap_or_default()
         );

@@ -82,7 +82,7 @@ fn list_value(l: &ResourceList) -> Value {
 fn add(a: &mut ResourceList, b: &ResourceList) {
     for (k, v) in b {
         let cur = a.get(k).copied().unwrap_or_default();
-        a.insert(k.clone(), cur.add(*v));
+        a.insert(k.clone(), cur + *v);
     }
 }
 
@@ -170,15 +170,13 @@ fn usage(group: &str, plural: &str, obj: &Value) -> ResourceList {
         return r;
     }
     match plural {
-        "pods" => {
-            if pod_counts(obj) {
-                let spec = &obj["spec"];
-                let u = compute_usage(
-                    &pod_resources(spec, "requests"),
-                    &pod_resources(spec, "limits"),
-                );
-                add(&mut r, &u);
-            }
+        "pods" if pod_counts(obj) => {
+            let spec = &obj["spec"];
+            let u = compute_usage(
+                &pod_resources(spec, "requests"),
+                &pod_resources(spec, "limits"),
+            );
+            add(&mut r, &u);
         }
         "services" => {
             r.insert("services".into(), Quantity::int(1));
@@ -462,7 +460,7 @@ impl ResourceQuota {
                 let prev = usage(group, plural, old);
                 for (k, v) in delta.iter_mut() {
                     if let Some(p) = prev.get(k) {
-                        let d = v.sub(*p);
+                        let d = *v - *p;
                         *v = if d.nanos < 0 { Quantity::zero() } else { d };
                     }
                 }

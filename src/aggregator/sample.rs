@@ -423,7 +423,9 @@ impl Server {
         (self.log)(&format!(
             "{} {} user={:?} groups={:?}",
             req.method(),
-            req.uri(),
+            req.uri()
+                .path_and_query()
+                .map_or(path.as_str(), |p| p.as_str()),
             user.name,
             user.groups
         ));

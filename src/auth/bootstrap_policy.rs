@@ -350,10 +350,19 @@ pub async fn ensure(registries: &Registries, index: &rbac::SharedIndex) -> Resul
         tracing::debug!(errors = %errors.join("; "), "bootstrap RBAC policy: retrying");
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    // The first pass aggregates (aggregations of aggregations settle in
-    // memory); the second indexes what it wrote.
-    for _ in 0..2 {
-        rbac::sync_now(index, registries).await?;
+    // The first clean pass aggregates (aggregations of aggregations settle
+    // in memory), the second indexes what it wrote. A pass can fail when
+    // the refresher writes the same role first; the refresher finishes the
+    // job if these tries do not.
+    let mut clean = 0;
+    for _ in 0..10 {
+        match rbac::sync_now(index, registries).await {
+            Ok(()) => clean += 1,
+            Err(e) => tracing::debug!(error = %e, "RBAC index after bootstrap: retrying"),
+        }
+        if clean == 2 {
+            break;
+        }
     }
     Ok(())
 }

@@ -517,6 +517,8 @@ const PLURALS: [&str; 4] = [
 ];
 /// How often the four lists are compared with what the index was built from.
 const POLL: Duration = Duration::from_millis(150);
+/// How soon a failed refresh (or aggregation) is tried again.
+const RETRY: Duration = Duration::from_secs(1);
 
 /// What the index was last built from: the lists' resourceVersions (cheap
 /// to compare) and a hash of their items (the lists' resourceVersion also
@@ -600,17 +602,12 @@ async fn sync(
         &parse(rbs),
     ));
     // Aggregation writes come back as changes: the next pass indexes them.
-    let aggregated = aggregate(registries, &cluster_roles).await;
-    *seen = match aggregated {
-        Ok(()) => Some(Seen {
-            versions: lists.versions,
-            hash,
-        }),
-        Err(e) => {
-            tracing::debug!(error = %e, "clusterrole aggregation will be retried");
-            None
-        }
-    };
+    // A failed aggregation leaves nothing seen, so the next pass retries it.
+    aggregate(registries, &cluster_roles).await?;
+    *seen = Some(Seen {
+        versions: lists.versions,
+        hash,
+    });
     Ok(true)
 }
 
@@ -627,17 +624,21 @@ pub async fn run(index: SharedIndex, registries: Registries, stop: CancellationT
     let mut seen: Option<Seen> = None;
     let mut failing = false;
     loop {
-        match sync(&index, &registries, &mut seen, false).await {
-            Ok(_) => failing = false,
+        let wait = match sync(&index, &registries, &mut seen, false).await {
+            Ok(_) => {
+                failing = false;
+                POLL
+            }
             Err(e) => {
                 if !failing {
-                    tracing::warn!(error = %e, "cannot refresh the RBAC index");
+                    tracing::warn!(error = %e, "RBAC refresh failed; retrying");
                 }
                 failing = true;
+                RETRY
             }
-        }
+        };
         tokio::select! {
-            _ = tokio::time::sleep(POLL) => {}
+            _ = tokio::time::sleep(wait) => {}
             _ = stop.cancelled() => return,
         }
     }

@@ -41,6 +41,7 @@ use crate::storage::cacher::{
 use crate::storage::store::{
     self, ListOptions, Preconditions, RvMatch, StorageError, Store, CONFLICT_MODIFIED,
 };
+use crate::trace;
 use validation::FieldError;
 
 /// `fieldValidation`.
@@ -591,9 +592,25 @@ impl Registry {
         if !self.resource.is_stored() {
             return Err(ApiError::method_not_allowed());
         }
-        let (mut obj, mut warnings) = self.decode(body, namespace, opts)?;
+        let began = trace::start();
+        let decoded = self.decode(body, namespace, opts);
+        trace::result(
+            began,
+            "decode",
+            &decoded,
+            || json!({"kind": self.resource.kind, "apiVersion": self.resource.api_version()}),
+        );
+        let (mut obj, mut warnings) = decoded?;
+        let began = trace::start();
+        let before = began.and(Some(obj.clone()));
         self.strategy.default(&mut obj);
         meta::prepare_create(&mut obj);
+        trace::stage(
+            began,
+            "defaulting",
+            "ok",
+            || json!({"patch": trace::diff(&before.unwrap_or_default(), &obj)}),
+        );
         let name = meta::name(&obj).to_string();
         let mut attrs = admission::Attributes {
             operation: admission::Operation::Create,
@@ -619,7 +636,10 @@ impl Registry {
         if !opts.force_applied {
             obj = self.record_fields(None, &obj, "", opts);
         }
-        self.validate_create(&obj)?;
+        let began = trace::start();
+        let valid = self.validate_create(&obj);
+        trace::result(began, "validation", &valid, || json!({}));
+        valid?;
         attrs.object = Some(obj);
         warnings.extend(self.registries.validate_admission(&attrs).await?);
         let mut obj = attrs.object.take().unwrap_or(Value::Null);
@@ -631,19 +651,39 @@ impl Registry {
         }
         let name = meta::name(&obj).to_string();
         if opts.dry_run {
+            trace::stage(
+                trace::start(),
+                "storage",
+                "skipped",
+                || json!({"operation": "create", "key": self.key(namespace, &name), "reason": "dry run: nothing written"}),
+            );
             return Ok(Written {
                 object: Self::encode(&obj),
                 warnings,
                 created: false,
             });
         }
+        let began = trace::start();
         let bytes = Self::encode(&conversion::to_storage(
             &self.registries,
             &self.resource,
             obj.clone(),
         )?);
+        trace::stage(
+            began,
+            "encode",
+            "ok",
+            || json!({"storageVersion": self.resource.storage_version, "bytes": bytes.len()}),
+        );
         let key = self.key(namespace, &name);
+        let began = trace::start();
         let created = self.registries.store().create(&key, bytes.clone()).await;
+        trace::result(
+            began,
+            "storage",
+            &created,
+            || json!({"operation": "create", "key": key, "resourceVersion": created.as_ref().map(|rv| rv.to_string()).unwrap_or_default()}),
+        );
         let rv = match created {
             Ok(rv) => rv,
             Err(e) => {
@@ -896,7 +936,15 @@ impl Registry {
                 "resourceVersion".into(),
                 Value::String(current.resource_version.to_string()),
             );
-            let (mut new, mut warnings) = make_new(&old)?;
+            let began = trace::start();
+            let made = make_new(&old);
+            trace::result(
+                began,
+                "decode",
+                &made,
+                || json!({"kind": self.resource.kind, "apiVersion": self.resource.api_version(), "currentResourceVersion": current.resource_version.to_string()}),
+            );
+            let (mut new, mut warnings) = made?;
             let asked_rv = meta::str_field(&new, "resourceVersion").to_string();
             if !asked_rv.is_empty() && asked_rv != current.resource_version.to_string() {
                 return Err(ApiError::conflict(
@@ -939,7 +987,15 @@ impl Registry {
                         };
                     }
                 }
+                let began = trace::start();
+                let before = began.and(Some(new.clone()));
                 self.strategy.default(&mut new);
+                trace::stage(
+                    began,
+                    "defaulting",
+                    "ok",
+                    || json!({"patch": trace::diff(&before.unwrap_or_default(), &new)}),
+                );
             }
             let mut attrs = admission::Attributes {
                 operation: admission::Operation::Update,
@@ -964,11 +1020,20 @@ impl Registry {
                 new = self.record_fields(Some(&old), &new, subresource.unwrap_or(""), opts);
             }
             fieldmanager::ignore_timestamp_only_changes(&mut new, &old);
-            self.validate_update(&new, &old)?;
+            let began = trace::start();
+            let valid = self.validate_update(&new, &old);
+            trace::result(began, "validation", &valid, || json!({}));
+            valid?;
             attrs.object = Some(new);
             warnings.extend(self.registries.validate_admission(&attrs).await?);
             let new = attrs.object.take().unwrap_or(Value::Null);
             if opts.dry_run {
+                trace::stage(
+                    trace::start(),
+                    "storage",
+                    "skipped",
+                    || json!({"operation": "update", "key": key, "reason": "dry run: nothing written"}),
+                );
                 let object = crate::storage::rv::with_resource_version(
                     &Self::encode(&new),
                     current.resource_version,
@@ -979,12 +1044,25 @@ impl Registry {
                     created: false,
                 });
             }
+            let began = trace::start();
             let bytes = Self::encode(&conversion::to_storage(
                 &self.registries,
                 &self.resource,
                 new,
             )?);
+            trace::stage(
+                began,
+                "encode",
+                "ok",
+                || json!({"storageVersion": self.resource.storage_version, "bytes": bytes.len()}),
+            );
             if bytes == current.value {
+                trace::stage(
+                    trace::start(),
+                    "storage",
+                    "skipped",
+                    || json!({"operation": "update", "key": key, "reason": "no change: nothing written"}),
+                );
                 // Nothing changed: no write, no new resourceVersion.
                 return Ok(Written {
                     object: self.served(current.to_json()),
@@ -992,11 +1070,19 @@ impl Registry {
                     created: false,
                 });
             }
-            let result = match store
+            let began = trace::start();
+            let swapped = store
                 .swap(&key, bytes, current.resource_version)
                 .await
-                .map_err(|e| storage_err(&self.resource, name, e))?
-            {
+                .map_err(|e| storage_err(&self.resource, name, e));
+            trace::result(began, "storage", &swapped, || {
+                let outcome = match &swapped {
+                    Ok(store::Swap::Done(o)) => json!(o.resource_version.to_string()),
+                    _ => json!("conflict: retrying on the newer object"),
+                };
+                json!({"operation": "compare-and-swap", "key": key, "expectedResourceVersion": current.resource_version.to_string(), "resourceVersion": outcome})
+            });
+            let result = match swapped? {
                 store::Swap::Done(obj) => obj,
                 store::Swap::Changed(Some(now)) => {
                     current = now;

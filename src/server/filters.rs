@@ -60,6 +60,7 @@ pub fn build(router: Router, state: Arc<ChainState>) -> Router {
         .layer(from_fn_with_state(state.clone(), authentication))
         .layer(from_fn_with_state(state.clone(), max_in_flight))
         .layer(from_fn_with_state(state.clone(), metrics))
+        .layer(axum::middleware::from_fn(trace))
         .layer(axum::middleware::from_fn(request_info))
         .layer(axum::middleware::from_fn(panic_recovery))
 }
@@ -91,6 +92,50 @@ async fn request_info(mut req: Request, next: Next) -> Response {
     let info = RequestInfo::parse(req.method(), req.uri().path(), req.uri().query());
     req.extensions_mut().insert(Arc::new(info));
     next.run(req).await
+}
+
+/// A request carrying the trace header runs inside a [`crate::trace::Trace`]
+/// and gets its stages back in a response header (`kapi trace-request`).
+async fn trace(req: Request, next: Next) -> Response {
+    use crate::trace;
+    if !req.headers().contains_key(trace::REQUEST_HEADER) {
+        return next.run(req).await;
+    }
+    let t = trace::Trace::new();
+    let info = info_of(&req);
+    let mut resp = t
+        .scope(async {
+            let began = trace::start();
+            trace::stage(began, "request", "ok", || {
+                serde_json::json!({
+                    "method": req.method().as_str(),
+                    "path": req.uri().path(),
+                    "query": req.uri().query().unwrap_or(""),
+                    "verb": info.verb,
+                    "apiGroup": info.api_group,
+                    "apiVersion": info.api_version,
+                    "resource": info.resource,
+                    "subresource": info.subresource,
+                    "namespace": info.namespace,
+                    "name": info.name,
+                })
+            });
+            let began = trace::start();
+            let resp = next.run(req).await;
+            let status = resp.status();
+            trace::stage(
+                began,
+                "response",
+                if status.is_success() { "ok" } else { "error" },
+                || serde_json::json!({"code": status.as_u16()}),
+            );
+            resp
+        })
+        .await;
+    if let Ok(v) = HeaderValue::from_str(&t.header_value()) {
+        resp.headers_mut().insert(trace::RESPONSE_HEADER, v);
+    }
+    resp
 }
 
 fn info_of(req: &Request) -> Arc<RequestInfo> {
@@ -198,7 +243,18 @@ async fn authentication(
         bearer_token: token.as_deref(),
         headers: Some(req.headers()),
     };
-    match s.authenticator.authenticate(&creds).await {
+    let began = crate::trace::start();
+    let authenticated = s.authenticator.authenticate(&creds).await;
+    crate::trace::result(began, "authentication", &authenticated, || {
+        authenticated.as_ref().map_or(serde_json::Value::Null, |u| {
+            serde_json::json!({
+                "user": u.user.name,
+                "groups": u.user.groups,
+                "method": u.method,
+            })
+        })
+    });
+    match authenticated {
         Ok(user) => {
             // Credentials stop here; nothing behind the filter needs them.
             req.headers_mut().remove(header::AUTHORIZATION);
@@ -367,7 +423,23 @@ async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Nex
         subresource: &info.subresource,
         name: &info.name,
     };
-    match s.authorizer.authorize(&attrs) {
+    let began = crate::trace::start();
+    let decision = s.authorizer.authorize(&attrs);
+    crate::trace::stage(
+        began,
+        "authorization",
+        if matches!(decision, Decision::Allow(_)) {
+            "ok"
+        } else {
+            "error"
+        },
+        || match &decision {
+            Decision::Allow(reason) => serde_json::json!({"decision": "allow", "reason": reason}),
+            Decision::Deny(reason) => serde_json::json!({"decision": "deny", "reason": reason}),
+            Decision::NoOpinion => serde_json::json!({"decision": "no opinion"}),
+        },
+    );
+    match decision {
         Decision::Allow(reason) => {
             let mut resp = next.run(req).await;
             resp.extensions_mut().insert(AuthzDecision {

@@ -113,6 +113,29 @@ impl Kapi {
     }
 
     /// kubectl, pinned to the newest one on the machine, with the admin kubeconfig.
+    /// Waits (up to 10 s) for the ServiceAccount controller to create the
+    /// `default` ServiceAccount of `namespace`: until it exists the
+    /// ServiceAccount admission plugin refuses pods there, as upstream's does.
+    pub fn wait_for_default_service_account(&self, namespace: &str) {
+        let url = format!(
+            "{}/api/v1/namespaces/{namespace}/serviceaccounts/default",
+            self.url
+        );
+        let client = self.admin_client();
+        let found = runtime().block_on(async {
+            for _ in 0..200 {
+                if let Ok(r) = client.get(&url).send().await {
+                    if r.status().is_success() {
+                        return true;
+                    }
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            false
+        });
+        assert!(found, "no default ServiceAccount in {namespace} after 10 s");
+    }
+
     pub fn kubectl(&self) -> Command {
         let mut c = Command::new(kubectl_path());
         c.env("KUBECONFIG", &self.kubeconfig);

@@ -1,0 +1,213 @@
+//! `kapi trace-request`: one request, followed stage by stage through the
+//! server (authentication -> authorization -> decode -> defaulting ->
+//! admission -> validation -> encode -> storage -> response).
+
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use kapi::routes::Remote;
+use kapi::trace::client::{self, Verb};
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum VerbArg {
+    Create,
+    Update,
+    Apply,
+    Get,
+    Delete,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// One line per stage, with what defaulting and admission changed.
+    Text,
+    /// The stages as the server recorded them, and the response.
+    Json,
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The manifest (YAML or JSON) to send; "-" reads standard input.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    file: PathBuf,
+
+    /// What to do with it.
+    #[arg(long, value_enum, default_value_t = VerbArg::Create)]
+    verb: VerbArg,
+
+    /// Really store the change; without it writes are sent with dryRun=All
+    /// and run every stage but the write itself.
+    #[arg(long)]
+    commit: bool,
+
+    /// With --verb apply: take over fields other managers own.
+    #[arg(long)]
+    force_conflicts: bool,
+
+    /// The kubeconfig of the kapi to ask (default: $KUBECONFIG, then
+    /// ./.kapi/admin.kubeconfig).
+    #[arg(long, value_name = "FILE")]
+    kubeconfig: Option<PathBuf>,
+
+    /// Output format.
+    #[arg(short = 'o', long, value_enum, default_value_t = Output::Text)]
+    output: Output,
+}
+
+pub fn run(args: Args) -> ExitCode {
+    match trace(&args) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("kapi: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn kubeconfig(args: &Args) -> PathBuf {
+    args.kubeconfig
+        .clone()
+        .or_else(|| std::env::var_os("KUBECONFIG").and_then(|v| std::env::split_paths(&v).next()))
+        .unwrap_or_else(|| PathBuf::from(".kapi/admin.kubeconfig"))
+}
+
+fn read_manifest(path: &PathBuf) -> Result<Value, String> {
+    let text = if path.as_os_str() == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .map_err(|e| format!("standard input: {e}"))?;
+        s
+    } else {
+        std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?
+    };
+    serde_saphyr::from_str::<Value>(&text)
+        .map_err(|e| format!("{}: not a YAML or JSON manifest: {e}", path.display()))
+}
+
+fn trace(args: &Args) -> Result<ExitCode, String> {
+    let manifest = read_manifest(&args.file)?;
+    let remote = Remote::from_kubeconfig(&kubeconfig(args), None).map_err(|e| e.0)?;
+    let verb = match args.verb {
+        VerbArg::Create => Verb::Create,
+        VerbArg::Update => Verb::Update,
+        VerbArg::Apply => Verb::Apply,
+        VerbArg::Get => Verb::Get,
+        VerbArg::Delete => Verb::Delete,
+    };
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let traced = rt.block_on(client::trace(
+        &remote,
+        &manifest,
+        verb,
+        args.commit,
+        args.force_conflicts,
+    ))?;
+    match args.output {
+        Output::Json => {
+            let out = serde_json::json!({
+                "method": traced.method,
+                "url": traced.url,
+                "code": traced.status,
+                "stages": traced.report.stages,
+                "totalMicros": traced.report.total_micros,
+                "response": traced.body,
+            });
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
+            );
+        }
+        Output::Text => print_text(&traced, verb, args.commit),
+    }
+    Ok(if (200..300).contains(&traced.status) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn ms(micros: u64) -> String {
+    format!("{:.2}ms", micros as f64 / 1000.0)
+}
+
+fn print_text(t: &client::Traced, verb: Verb, commit: bool) {
+    let note = if verb != Verb::Get && !commit {
+        " (dry run: --commit stores it)"
+    } else {
+        ""
+    };
+    println!("{} {} -> {}{note}", t.method, t.url, t.status);
+    println!();
+    println!("{:<44} {:>9}  {:<8} DETAIL", "STAGE", "TIME", "OUTCOME");
+    for s in &t.report.stages {
+        let (summary, patch) = describe(&s.detail);
+        println!(
+            "{:<44} {:>9}  {:<8} {summary}",
+            s.name,
+            ms(s.micros),
+            s.outcome
+        );
+        for line in patch {
+            println!("{:<44} {:>9}  {:<8}   {line}", "", "", "");
+        }
+    }
+    println!("{:<44} {:>9}", "total", ms(t.report.total_micros));
+    if !(200..300).contains(&t.status) {
+        let msg = t.body.get("message").and_then(Value::as_str).unwrap_or("");
+        let reason = t.body.get("reason").and_then(Value::as_str).unwrap_or("");
+        println!();
+        println!("{reason}: {msg}");
+    }
+}
+
+/// A one-line summary of a stage's detail and, for stages that changed the
+/// object, one line per JSON patch operation.
+fn describe(detail: &Value) -> (String, Vec<String>) {
+    let Some(obj) = detail.as_object() else {
+        return (compact(detail), Vec::new());
+    };
+    let mut lines = Vec::new();
+    let mut rest = serde_json::Map::new();
+    for (k, v) in obj {
+        if k == "patch" {
+            for op in v.as_array().into_iter().flatten() {
+                let verb = op.get("op").and_then(Value::as_str).unwrap_or("?");
+                let path = op.get("path").and_then(Value::as_str).unwrap_or("");
+                let line = match op.get("value") {
+                    Some(value) => format!("{verb} {path} = {}", compact(value)),
+                    None => format!("{verb} {path}"),
+                };
+                lines.push(line);
+            }
+        } else {
+            rest.insert(k.clone(), v.clone());
+        }
+    }
+    let mut summary = rest
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={}", compact(other)),
+        })
+        .collect::<Vec<_>>()
+        .join(" ");
+    if obj.contains_key("patch") && lines.is_empty() {
+        summary = format!("{summary} no change").trim().to_string();
+    }
+    (summary, lines)
+}
+
+fn compact(v: &Value) -> String {
+    let s = serde_json::to_string(v).unwrap_or_default();
+    if s.chars().count() > 100 {
+        format!("{}...", s.chars().take(100).collect::<String>())
+    } else {
+        s
+    }
+}

@@ -1,0 +1,190 @@
+//! `kapi trace-request` against a real server: the stages a request goes
+//! through, what defaulting and admission changed, and that a dry run
+//! stores nothing while `--commit` does.
+
+mod common;
+
+use std::process::Command;
+
+use common::Kapi;
+use serde_json::Value;
+
+fn trace(k: &Kapi, manifest: &str, extra: &[&str]) -> (bool, Value, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("m.yaml");
+    std::fs::write(&file, manifest).expect("write manifest");
+    let (ok, out, err) = common::run(
+        Command::new(common::kapi_bin())
+            .args(["trace-request", "-o", "json", "--kubeconfig"])
+            .arg(&k.kubeconfig)
+            .arg("-f")
+            .arg(&file)
+            .args(extra),
+    );
+    let v = serde_json::from_str(&out).unwrap_or(Value::Null);
+    (ok, v, err)
+}
+
+fn stage<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
+    v["stages"]
+        .as_array()?
+        .iter()
+        .find(|s| s["name"].as_str() == Some(name))
+}
+
+fn names(v: &Value) -> Vec<String> {
+    v["stages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["name"].as_str().map(String::from))
+        .collect()
+}
+
+const POD: &str = "apiVersion: v1
+kind: Pod
+metadata:
+  name: traced
+  namespace: default
+spec:
+  containers:
+  - name: c
+    image: nginx
+";
+
+#[test]
+fn create_is_traced_stage_by_stage_as_a_dry_run() {
+    let k = Kapi::start(&[]);
+    k.wait_for_default_service_account("default");
+    let (ok, v, err) = trace(&k, POD, &[]);
+    assert!(ok, "trace-request failed: {err}\n{v:#}");
+    assert_eq!(v["code"], 201, "{v:#}");
+    assert!(v["url"].as_str().unwrap_or("").contains("dryRun=All"));
+    let got = names(&v);
+    // The stages appear in the order the server runs them.
+    let order = [
+        "request",
+        "authentication",
+        "authorization",
+        "decode",
+        "defaulting",
+        "validation",
+        "storage",
+        "response",
+    ];
+    let mut at = 0;
+    for want in order {
+        let pos = got[at..]
+            .iter()
+            .position(|n| n == want)
+            .unwrap_or_else(|| panic!("no {want} stage after {:?} in {got:?}", &got[..at]));
+        at += pos + 1;
+    }
+    assert_eq!(
+        stage(&v, "authentication").unwrap()["detail"]["user"],
+        "kubernetes-admin"
+    );
+    assert_eq!(
+        stage(&v, "authorization").unwrap()["detail"]["decision"],
+        "allow"
+    );
+    // Defaulting shows what it added: the pod's restartPolicy, the image pull policy for :latest.
+    let defaulting = stage(&v, "defaulting").unwrap()["detail"]["patch"].to_string();
+    assert!(defaulting.contains("/spec/restartPolicy"), "{defaulting}");
+    assert!(defaulting.contains("imagePullPolicy"), "{defaulting}");
+    // Mutating admission plugins each get a stage; the ServiceAccount one
+    // sets the service account.
+    assert!(
+        got.iter().any(|n| n.starts_with("admission/mutating/")),
+        "{got:?}"
+    );
+    let storage = stage(&v, "storage").unwrap();
+    assert_eq!(storage["outcome"], "skipped");
+    assert_eq!(storage["detail"]["key"], "/registry/pods/default/traced");
+    // A dry run stores nothing.
+    let resp = common::runtime().block_on(async {
+        k.admin_client()
+            .get(format!("{}/api/v1/namespaces/default/pods/traced", k.url))
+            .send()
+            .await
+            .expect("get")
+            .status()
+    });
+    assert_eq!(resp, 404);
+}
+
+#[test]
+fn commit_stores_and_reports_the_revision_and_errors_name_their_stage() {
+    let k = Kapi::start(&[]);
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: traced\n  namespace: default\ndata:\n  a: b\n";
+    let (ok, v, err) = trace(&k, cm, &["--commit"]);
+    assert!(ok, "{err}\n{v:#}");
+    let storage = stage(&v, "storage").expect("storage stage");
+    assert_eq!(storage["outcome"], "ok");
+    let rv = storage["detail"]["resourceVersion"].as_str().unwrap_or("");
+    assert_eq!(
+        rv,
+        v["response"]["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or("-")
+    );
+    // The same create again fails in storage with AlreadyExists.
+    let (ok, v, _) = trace(&k, cm, &["--commit"]);
+    assert!(!ok);
+    assert_eq!(v["code"], 409);
+    assert_eq!(stage(&v, "storage").unwrap()["outcome"], "error");
+    // Apply of a field another manager owns is a conflict, and names it.
+    let changed = cm.replace("a: b", "a: c");
+    let (ok, v, _) = trace(&k, &changed, &["--verb", "apply"]);
+    assert!(!ok);
+    assert_eq!(v["code"], 409, "{v:#}");
+    assert!(
+        v["response"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains(".data.a"),
+        "{v:#}"
+    );
+    // Forced, apply walks the update path with the stored resourceVersion.
+    let (ok, v, err) = trace(&k, &changed, &["--verb", "apply", "--force-conflicts"]);
+    assert!(ok, "{err}\n{v:#}");
+    assert!(stage(&v, "decode").unwrap()["detail"]["currentResourceVersion"].is_string());
+    assert_eq!(v["response"]["data"]["a"], "c");
+    // An invalid object stops at validation, and the text output says why.
+    let bad =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: Not_Valid\n  namespace: default\n";
+    let (ok, v, _) = trace(&k, bad, &[]);
+    assert!(!ok);
+    assert_eq!(v["code"], 422);
+    assert_eq!(stage(&v, "validation").unwrap()["outcome"], "error");
+    assert!(stage(&v, "storage").is_none(), "{v:#}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.yaml");
+    std::fs::write(&file, bad).unwrap();
+    let (ok, out, _) = common::run(
+        Command::new(common::kapi_bin())
+            .args(["trace-request", "--kubeconfig"])
+            .arg(&k.kubeconfig)
+            .arg("-f")
+            .arg(&file),
+    );
+    assert!(!ok);
+    assert!(out.contains("validation"), "{out}");
+    assert!(out.contains("Invalid:"), "{out}");
+}
+
+#[test]
+fn unknown_kinds_and_missing_servers_are_one_line_errors() {
+    let k = Kapi::start(&[]);
+    let (ok, _, err) = trace(
+        &k,
+        "apiVersion: v1\nkind: Nope\nmetadata:\n  name: x\n",
+        &[],
+    );
+    assert!(!ok);
+    assert!(err.contains("does not serve kind \"Nope\""), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let (ok, _, err) = trace(&k, "kind: ConfigMap\n", &[]);
+    assert!(!ok);
+    assert!(err.contains("no apiVersion"), "{err}");
+}
