@@ -43,7 +43,8 @@ the server should trust kapi's front-proxy CA (<data-dir>/pki/front-proxy-ca.crt
 also in kube-system/extension-apiserver-authentication).
 
 Examples:
-  kapi sample-apiserver --secure-port 8443 --requestheader-client-ca-file .kapi/pki/front-proxy-ca.crt
+  kapi sample-apiserver --secure-port 8443 \\
+      --requestheader-client-ca-file .kapi/pki/front-proxy-ca.crt
   kapi apiservice register --group wardle.example.com --version v1alpha1 \\
       --url https://127.0.0.1:8443 --ca-file .kapi-sample/wardle-ca.crt
   kapi apiservice register --group metrics.k8s.io --version v1beta1 \\

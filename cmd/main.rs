@@ -5,6 +5,7 @@ mod completions;
 mod etcd;
 mod routes;
 mod sample_apiserver;
+mod scaffold;
 mod serve;
 mod trace;
 
@@ -50,9 +51,11 @@ enum Command {
     /// authorization, decode, defaulting, admission, validation, storage.
     #[command(
         name = "trace-request",
-        after_help = "Examples:\n  kapi trace-request -f pod.yaml                 # dry run: nothing is stored\n  kapi trace-request -f deploy.yaml --verb apply --commit\n  kapi trace-request -f pod.yaml -o json"
+        after_help = "Examples:\n  kapi trace-request -f pod.yaml                 # dry run: nothing is stored\n  kapi trace-request -f deploy.yaml --verb apply --commit\n  kapi trace-request -f pod.yaml -o json\n  kapi trace-request PATCH /apis/apps/v1/namespaces/default/deployments/web -p '{\"spec\":{\"replicas\":3}}' --type merge\n  kapi trace-request GET /api/v1/namespaces/default/pods"
     )]
     TraceRequest(trace::Args),
+    /// Manifests to start from: `kapi scaffold crd`.
+    Scaffold(scaffold::Args),
     /// Look at what kapi stored: `kapi etcd dump`.
     Etcd(etcd::Args),
     /// Register aggregated API servers with a running kapi: `register`, `list`, `unregister`.
@@ -124,6 +127,7 @@ fn main() -> ExitCode {
         Command::Completions(args) => completions::run(args),
         Command::Routes(args) => routes::run(args),
         Command::TraceRequest(args) => trace::run(args),
+        Command::Scaffold(args) => scaffold::run(args),
         Command::Etcd(args) => {
             init_logging(cli.verbosity);
             etcd::run(args)

@@ -69,6 +69,9 @@ pub fn run(opts: ServeOptions) -> ExitCode {
         }
     };
     runtime.block_on(async move {
+        // Handlers first: a SIGTERM that arrives as soon as the address is
+        // printed must still shut down cleanly.
+        let signals = Signals::install();
         let progress = Progress::new();
         let started = match app::start(cfg, &progress).await {
             Ok(s) => s,
@@ -87,7 +90,7 @@ pub fn run(opts: ServeOptions) -> ExitCode {
             started.started_in.as_millis()
         );
         println!("export KUBECONFIG={}", kubeconfig.display());
-        wait_for_signal().await;
+        signals.wait().await;
         tracing::info!("shutting down: no new connections, letting in-flight requests finish");
         started.shutdown().await;
         tracing::info!("stopped");
@@ -95,18 +98,30 @@ pub fn run(opts: ServeOptions) -> ExitCode {
     })
 }
 
-async fn wait_for_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        // Without signal handlers the process still stops on the default action.
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {},
-        _ = int.recv() => {},
+/// SIGTERM and SIGINT, caught from the start so either stops kapi cleanly.
+struct Signals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
+
+impl Signals {
+    fn install() -> Signals {
+        use tokio::signal::unix::{signal, SignalKind};
+        match (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            (Ok(term), Ok(int)) => Signals(Some((term, int))),
+            // Without handlers the process still stops on the default action.
+            _ => Signals(None),
+        }
+    }
+
+    async fn wait(self) {
+        let Some((mut term, mut int)) = self.0 else {
+            std::future::pending::<()>().await;
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
     }
 }

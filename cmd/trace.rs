@@ -27,13 +27,56 @@ pub enum Output {
     Json,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PatchType {
+    Json,
+    Merge,
+    Strategic,
+    Apply,
+}
+
+impl PatchType {
+    fn content_type(self) -> &'static str {
+        match self {
+            PatchType::Json => "application/json-patch+json",
+            PatchType::Merge => "application/merge-patch+json",
+            PatchType::Strategic => "application/strategic-merge-patch+json",
+            PatchType::Apply => "application/apply-patch+yaml",
+        }
+    }
+}
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The manifest (YAML or JSON) to send; "-" reads standard input.
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    file: PathBuf,
+    /// With PATH: the HTTP method of a request given by hand.
+    #[arg(value_name = "METHOD", requires = "path")]
+    method: Option<String>,
 
-    /// What to do with it.
+    /// The path (and query) of a request given by hand, e.g.
+    /// /api/v1/namespaces/default/pods.
+    #[arg(value_name = "PATH")]
+    path: Option<String>,
+
+    /// The manifest (YAML or JSON): without METHOD PATH, the object to
+    /// send as --verb; with them, the request body. "-" reads standard input.
+    #[arg(short = 'f', long = "filename", value_name = "FILE")]
+    file: Option<PathBuf>,
+
+    /// With METHOD PATH: a patch to send as the body (see --type).
+    #[arg(
+        short = 'p',
+        long,
+        value_name = "PATCH",
+        conflicts_with = "file",
+        requires = "path"
+    )]
+    patch: Option<String>,
+
+    /// The patch type of --patch.
+    #[arg(long = "type", value_enum, default_value_t = PatchType::Strategic)]
+    patch_type: PatchType,
+
+    /// Without METHOD PATH: what to do with the manifest.
     #[arg(long, value_enum, default_value_t = VerbArg::Create)]
     verb: VerbArg,
 
@@ -88,26 +131,60 @@ fn read_manifest(path: &PathBuf) -> Result<Value, String> {
 }
 
 fn trace(args: &Args) -> Result<ExitCode, String> {
-    let manifest = read_manifest(&args.file)?;
     let remote = Remote::from_kubeconfig(&kubeconfig(args), None).map_err(|e| e.0)?;
-    let verb = match args.verb {
-        VerbArg::Create => Verb::Create,
-        VerbArg::Update => Verb::Update,
-        VerbArg::Apply => Verb::Apply,
-        VerbArg::Get => Verb::Get,
-        VerbArg::Delete => Verb::Delete,
-    };
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    let traced = rt.block_on(client::trace(
-        &remote,
-        &manifest,
-        verb,
-        args.commit,
-        args.force_conflicts,
-    ))?;
+    let request = match (&args.method, &args.path) {
+        (Some(method), Some(path)) => {
+            let method = http::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+                .map_err(|_| format!("{method:?} is not an HTTP method"))?;
+            let body = match (&args.file, &args.patch) {
+                (Some(file), _) => {
+                    let manifest = read_manifest(file)?;
+                    let bytes = serde_json::to_vec(&manifest).map_err(|e| e.to_string())?;
+                    let content_type = if method == http::Method::PATCH {
+                        args.patch_type.content_type()
+                    } else {
+                        "application/json"
+                    };
+                    Some((bytes, content_type.to_string()))
+                }
+                (None, Some(patch)) => Some((
+                    patch.clone().into_bytes(),
+                    args.patch_type.content_type().to_string(),
+                )),
+                (None, None) => None,
+            };
+            client::Request {
+                method,
+                path: path.clone(),
+                body,
+            }
+        }
+        _ => {
+            let Some(file) = &args.file else {
+                return Err("give a manifest with -f FILE, or a request as METHOD PATH".into());
+            };
+            let manifest = read_manifest(file)?;
+            let verb = match args.verb {
+                VerbArg::Create => Verb::Create,
+                VerbArg::Update => Verb::Update,
+                VerbArg::Apply => Verb::Apply,
+                VerbArg::Get => Verb::Get,
+                VerbArg::Delete => Verb::Delete,
+            };
+            rt.block_on(client::manifest_request(
+                &remote,
+                &manifest,
+                verb,
+                args.force_conflicts,
+            ))?
+        }
+    };
+    let reads = matches!(request.method, http::Method::GET | http::Method::HEAD);
+    let traced = rt.block_on(client::trace(&remote, request, args.commit))?;
     match args.output {
         Output::Json => {
             let out = serde_json::json!({
@@ -123,7 +200,7 @@ fn trace(args: &Args) -> Result<ExitCode, String> {
                 serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
             );
         }
-        Output::Text => print_text(&traced, verb, args.commit),
+        Output::Text => print_text(&traced, reads || args.commit),
     }
     Ok(if (200..300).contains(&traced.status) {
         ExitCode::SUCCESS
@@ -136,8 +213,8 @@ fn ms(micros: u64) -> String {
     format!("{:.2}ms", micros as f64 / 1000.0)
 }
 
-fn print_text(t: &client::Traced, verb: Verb, commit: bool) {
-    let note = if verb != Verb::Get && !commit {
+fn print_text(t: &client::Traced, stored_or_read: bool) {
+    let note = if !stored_or_read {
         " (dry run: --commit stores it)"
     } else {
         ""

@@ -34,6 +34,9 @@ _kapi() {
             kapi,sample-apiserver)
                 cmd="kapi__subcmd__sample__subcmd__apiserver"
                 ;;
+            kapi,scaffold)
+                cmd="kapi__subcmd__scaffold"
+                ;;
             kapi,serve)
                 cmd="kapi__subcmd__serve"
                 ;;
@@ -94,6 +97,9 @@ _kapi() {
             kapi__subcmd__help,sample-apiserver)
                 cmd="kapi__subcmd__help__subcmd__sample__subcmd__apiserver"
                 ;;
+            kapi__subcmd__help,scaffold)
+                cmd="kapi__subcmd__help__subcmd__scaffold"
+                ;;
             kapi__subcmd__help,serve)
                 cmd="kapi__subcmd__help__subcmd__serve"
                 ;;
@@ -112,6 +118,21 @@ _kapi() {
             kapi__subcmd__help__subcmd__etcd,dump)
                 cmd="kapi__subcmd__help__subcmd__etcd__subcmd__dump"
                 ;;
+            kapi__subcmd__help__subcmd__scaffold,crd)
+                cmd="kapi__subcmd__help__subcmd__scaffold__subcmd__crd"
+                ;;
+            kapi__subcmd__scaffold,crd)
+                cmd="kapi__subcmd__scaffold__subcmd__crd"
+                ;;
+            kapi__subcmd__scaffold,help)
+                cmd="kapi__subcmd__scaffold__subcmd__help"
+                ;;
+            kapi__subcmd__scaffold__subcmd__help,crd)
+                cmd="kapi__subcmd__scaffold__subcmd__help__subcmd__crd"
+                ;;
+            kapi__subcmd__scaffold__subcmd__help,help)
+                cmd="kapi__subcmd__scaffold__subcmd__help__subcmd__help"
+                ;;
             *)
                 ;;
         esac
@@ -119,7 +140,7 @@ _kapi() {
 
     case "${cmd}" in
         kapi)
-            opts="-v -h -V --v --help --version serve routes trace-request etcd apiservice sample-apiserver completions help"
+            opts="-v -h -V --v --help --version serve routes trace-request scaffold etcd apiservice sample-apiserver completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -523,7 +544,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__help)
-            opts="serve routes trace-request etcd apiservice sample-apiserver completions help"
+            opts="serve routes trace-request scaffold etcd apiservice sample-apiserver completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -676,6 +697,34 @@ _kapi() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kapi__subcmd__help__subcmd__scaffold)
+            opts="crd"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__help__subcmd__scaffold__subcmd__crd)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kapi__subcmd__help__subcmd__serve)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -805,6 +854,112 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__scaffold)
+            opts="-v -h --v --help crd help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__scaffold__subcmd__crd)
+            opts="-v -h --group --kind --plural --version --scope --v --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --group)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --kind)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --plural)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scope)
+                    COMPREPLY=($(compgen -W "namespaced cluster" -- "${cur}"))
+                    return 0
+                    ;;
+                --v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -v)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__scaffold__subcmd__help)
+            opts="crd help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__scaffold__subcmd__help__subcmd__crd)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kapi__subcmd__scaffold__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -959,7 +1114,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__trace__subcmd__request)
-            opts="-f -o -v -h --filename --verb --commit --force-conflicts --kubeconfig --output --v --help"
+            opts="-f -p -o -v -h --filename --patch --type --verb --commit --force-conflicts --kubeconfig --output --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -971,6 +1126,18 @@ _kapi() {
                     ;;
                 -f)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --patch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -p)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --type)
+                    COMPREPLY=($(compgen -W "json merge strategic apply" -- "${cur}"))
                     return 0
                     ;;
                 --verb)

@@ -30,6 +30,7 @@ complete -c kapi -n "__fish_kapi_needs_command" -s V -l version -d 'Print versio
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "trace-request" -d 'Follow one request through the server stage by stage: authentication, authorization, decode, defaulting, admission, validation, storage'
+complete -c kapi -n "__fish_kapi_needs_command" -f -a "scaffold" -d 'Manifests to start from: `kapi scaffold crd`'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "apiservice" -d 'Register aggregated API servers with a running kapi: `register`, `list`, `unregister`'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "sample-apiserver" -d 'Run a sample aggregated API server (wardle.example.com: Flunders and Fischers)'
@@ -84,8 +85,13 @@ json\t''
 yaml\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -s h -l help -d 'Print help (see more with \'--help\')'
-complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s f -l filename -d 'The manifest (YAML or JSON) to send; "-" reads standard input' -r -F
-complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l verb -d 'What to do with it' -r -f -a "create\t''
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s f -l filename -d 'The manifest (YAML or JSON): without METHOD PATH, the object to send as --verb; with them, the request body. "-" reads standard input' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s p -l patch -d 'With METHOD PATH: a patch to send as the body (see --type)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l type -d 'The patch type of --patch' -r -f -a "json\t''
+merge\t''
+strategic\t''
+apply\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l verb -d 'Without METHOD PATH: what to do with the manifest' -r -f -a "create\t''
 update\t''
 apply\t''
 get\t''
@@ -97,6 +103,20 @@ complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s v -l v -d 'L
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l commit -d 'Really store the change; without it writes are sent with dryRun=All and run every stage but the write itself'
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l force-conflicts -d 'With --verb apply: take over fields other managers own'
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and not __fish_seen_subcommand_from crd help" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and not __fish_seen_subcommand_from crd help" -s h -l help -d 'Print help'
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and not __fish_seen_subcommand_from crd help" -f -a "crd" -d 'A CustomResourceDefinition with a schema, status subresource, printer columns and a CEL validation rule'
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and not __fish_seen_subcommand_from crd help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l group -d 'The API group, a domain such as example.com' -r
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l kind -d 'The kind, in CamelCase (Widget)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l plural -d 'The plural resource name (default: the lowercased kind, pluralised)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l version -d 'The version to serve and store' -r
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l scope -r -f -a "namespaced\t''
+cluster\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -s h -l help -d 'Print help'
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from help" -f -a "crd" -d 'A CustomResourceDefinition with a schema, status subresource, printer columns and a CEL validation rule'
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'
@@ -165,14 +185,16 @@ complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -s v -l v -d
 complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand completions" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand completions" -s h -l help -d 'Print help'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "trace-request" -d 'Follow one request through the server stage by stage: authentication, authorization, decode, defaulting, admission, validation, storage'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "apiservice" -d 'Register aggregated API servers with a running kapi: `register`, `list`, `unregister`'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "sample-apiserver" -d 'Run a sample aggregated API server (wardle.example.com: Flunders and Fischers)'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "completions" -d 'Print shell completions for bash, zsh, fish, powershell or elvish'
-complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request etcd apiservice sample-apiserver completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "trace-request" -d 'Follow one request through the server stage by stage: authentication, authorization, decode, defaulting, admission, validation, storage'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "scaffold" -d 'Manifests to start from: `kapi scaffold crd`'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "etcd" -d 'Look at what kapi stored: `kapi etcd dump`'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "apiservice" -d 'Register aggregated API servers with a running kapi: `register`, `list`, `unregister`'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "sample-apiserver" -d 'Run a sample aggregated API server (wardle.example.com: Flunders and Fischers)'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "completions" -d 'Print shell completions for bash, zsh, fish, powershell or elvish'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from scaffold" -f -a "crd" -d 'A CustomResourceDefinition with a schema, status subresource, printer columns and a CEL validation rule'
 complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from etcd" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'
 complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from apiservice" -f -a "register" -d 'Register an aggregated API server and wait until its APIService is Available'
 complete -c kapi -n "__fish_kapi_using_subcommand help; and __fish_seen_subcommand_from apiservice" -f -a "list" -d 'List APIServices: NAME, SERVICE, AVAILABLE, REASON, AGE'

@@ -93,9 +93,12 @@ yaml\:""))' \
 ;;
 (trace-request)
 _arguments "${_arguments_options[@]}" : \
-'-f+[The manifest (YAML or JSON) to send; "-" reads standard input]:FILE:_files' \
-'--filename=[The manifest (YAML or JSON) to send; "-" reads standard input]:FILE:_files' \
-'--verb=[What to do with it]:VERB:(create update apply get delete)' \
+'-f+[The manifest (YAML or JSON)\: without METHOD PATH, the object to send as --verb; with them, the request body. "-" reads standard input]:FILE:_files' \
+'--filename=[The manifest (YAML or JSON)\: without METHOD PATH, the object to send as --verb; with them, the request body. "-" reads standard input]:FILE:_files' \
+'(-f --filename)-p+[With METHOD PATH\: a patch to send as the body (see --type)]:PATCH:_default' \
+'(-f --filename)--patch=[With METHOD PATH\: a patch to send as the body (see --type)]:PATCH:_default' \
+'--type=[The patch type of --patch]:PATCH_TYPE:(json merge strategic apply)' \
+'--verb=[Without METHOD PATH\: what to do with the manifest]:VERB:(create update apply get delete)' \
 '--kubeconfig=[The kubeconfig of the kapi to ask (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
 '-o+[Output format]:OUTPUT:((text\:"One line per stage, with what defaulting and admission changed"
 json\:"The stages as the server recorded them, and the response"))' \
@@ -107,7 +110,66 @@ json\:"The stages as the server recorded them, and the response"))' \
 '--force-conflicts[With --verb apply\: take over fields other managers own]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
+'::method -- With PATH\: the HTTP method of a request given by hand:_default' \
+'::path -- The path (and query) of a request given by hand, e.g. /api/v1/namespaces/default/pods:_default' \
 && ret=0
+;;
+(scaffold)
+_arguments "${_arguments_options[@]}" : \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+":: :_kapi__subcmd__scaffold_commands" \
+"*::: :->scaffold" \
+&& ret=0
+
+    case $state in
+    (scaffold)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:kapi-scaffold-command-$line[1]:"
+        case $line[1] in
+            (crd)
+_arguments "${_arguments_options[@]}" : \
+'--group=[The API group, a domain such as example.com]:GROUP:_default' \
+'--kind=[The kind, in CamelCase (Widget)]:KIND:_default' \
+'--plural=[The plural resource name (default\: the lowercased kind, pluralised)]:PLURAL:_default' \
+'--version=[The version to serve and store]:VERSION:_default' \
+'--scope=[]:SCOPE:(namespaced cluster)' \
+'-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'-h[Print help]' \
+'--help[Print help]' \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+":: :_kapi__subcmd__scaffold__subcmd__help_commands" \
+"*::: :->help" \
+&& ret=0
+
+    case $state in
+    (help)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:kapi-scaffold-help-command-$line[1]:"
+        case $line[1] in
+            (crd)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+(help)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
+        esac
+    ;;
+esac
 ;;
 (etcd)
 _arguments "${_arguments_options[@]}" : \
@@ -323,6 +385,26 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 && ret=0
 ;;
+(scaffold)
+_arguments "${_arguments_options[@]}" : \
+":: :_kapi__subcmd__help__subcmd__scaffold_commands" \
+"*::: :->scaffold" \
+&& ret=0
+
+    case $state in
+    (scaffold)
+        words=($line[1] "${words[@]}")
+        (( CURRENT += 1 ))
+        curcontext="${curcontext%:*:*}:kapi-help-scaffold-command-$line[1]:"
+        case $line[1] in
+            (crd)
+_arguments "${_arguments_options[@]}" : \
+&& ret=0
+;;
+        esac
+    ;;
+esac
+;;
 (etcd)
 _arguments "${_arguments_options[@]}" : \
 ":: :_kapi__subcmd__help__subcmd__etcd_commands" \
@@ -398,6 +480,7 @@ _kapi_commands() {
 'serve:Start the API server chain over HTTPS and write an admin kubeconfig' \
 'routes:List the routes of every server in the chain, or find the one a request reaches' \
 'trace-request:Follow one request through the server stage by stage\: authentication, authorization, decode, defaulting, admission, validation, storage' \
+'scaffold:Manifests to start from\: \`kapi scaffold crd\`' \
 'etcd:Look at what kapi stored\: \`kapi etcd dump\`' \
 'apiservice:Register aggregated API servers with a running kapi\: \`register\`, \`list\`, \`unregister\`' \
 'sample-apiserver:Run a sample aggregated API server (wardle.example.com\: Flunders and Fischers)' \
@@ -503,6 +586,7 @@ _kapi__subcmd__help_commands() {
 'serve:Start the API server chain over HTTPS and write an admin kubeconfig' \
 'routes:List the routes of every server in the chain, or find the one a request reaches' \
 'trace-request:Follow one request through the server stage by stage\: authentication, authorization, decode, defaulting, admission, validation, storage' \
+'scaffold:Manifests to start from\: \`kapi scaffold crd\`' \
 'etcd:Look at what kapi stored\: \`kapi etcd dump\`' \
 'apiservice:Register aggregated API servers with a running kapi\: \`register\`, \`list\`, \`unregister\`' \
 'sample-apiserver:Run a sample aggregated API server (wardle.example.com\: Flunders and Fischers)' \
@@ -567,6 +651,18 @@ _kapi__subcmd__help__subcmd__sample-apiserver_commands() {
     local commands; commands=()
     _describe -t commands 'kapi help sample-apiserver commands' commands "$@"
 }
+(( $+functions[_kapi__subcmd__help__subcmd__scaffold_commands] )) ||
+_kapi__subcmd__help__subcmd__scaffold_commands() {
+    local commands; commands=(
+'crd:A CustomResourceDefinition with a schema, status subresource, printer columns and a CEL validation rule' \
+    )
+    _describe -t commands 'kapi help scaffold commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__help__subcmd__scaffold__subcmd__crd_commands] )) ||
+_kapi__subcmd__help__subcmd__scaffold__subcmd__crd_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi help scaffold crd commands' commands "$@"
+}
 (( $+functions[_kapi__subcmd__help__subcmd__serve_commands] )) ||
 _kapi__subcmd__help__subcmd__serve_commands() {
     local commands; commands=()
@@ -586,6 +682,37 @@ _kapi__subcmd__routes_commands() {
 _kapi__subcmd__sample-apiserver_commands() {
     local commands; commands=()
     _describe -t commands 'kapi sample-apiserver commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__scaffold_commands] )) ||
+_kapi__subcmd__scaffold_commands() {
+    local commands; commands=(
+'crd:A CustomResourceDefinition with a schema, status subresource, printer columns and a CEL validation rule' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'kapi scaffold commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__scaffold__subcmd__crd_commands] )) ||
+_kapi__subcmd__scaffold__subcmd__crd_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi scaffold crd commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__scaffold__subcmd__help_commands] )) ||
+_kapi__subcmd__scaffold__subcmd__help_commands() {
+    local commands; commands=(
+'crd:A CustomResourceDefinition with a schema, status subresource, printer columns and a CEL validation rule' \
+'help:Print this message or the help of the given subcommand(s)' \
+    )
+    _describe -t commands 'kapi scaffold help commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__scaffold__subcmd__help__subcmd__crd_commands] )) ||
+_kapi__subcmd__scaffold__subcmd__help__subcmd__crd_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi scaffold help crd commands' commands "$@"
+}
+(( $+functions[_kapi__subcmd__scaffold__subcmd__help__subcmd__help_commands] )) ||
+_kapi__subcmd__scaffold__subcmd__help__subcmd__help_commands() {
+    local commands; commands=()
+    _describe -t commands 'kapi scaffold help help commands' commands "$@"
 }
 (( $+functions[_kapi__subcmd__serve_commands] )) ||
 _kapi__subcmd__serve_commands() {

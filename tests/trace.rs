@@ -92,11 +92,25 @@ fn create_is_traced_stage_by_stage_as_a_dry_run() {
     let defaulting = stage(&v, "defaulting").unwrap()["detail"]["patch"].to_string();
     assert!(defaulting.contains("/spec/restartPolicy"), "{defaulting}");
     assert!(defaulting.contains("imagePullPolicy"), "{defaulting}");
-    // Mutating admission plugins each get a stage; the ServiceAccount one
-    // sets the service account.
+    // Mutating admission plugins each get a stage with what they changed:
+    // the ServiceAccount plugin mounts the API access token.
+    let sa =
+        stage(&v, "admission/mutating/ServiceAccount").expect("ServiceAccount admission stage");
     assert!(
-        got.iter().any(|n| n.starts_with("admission/mutating/")),
-        "{got:?}"
+        sa["detail"]["patch"]
+            .to_string()
+            .contains("kube-api-access-"),
+        "{sa:#}"
+    );
+    let routing = stage(&v, "routing").expect("routing stage");
+    assert_eq!(routing["detail"]["server"], "kube-apiserver");
+    assert_eq!(
+        routing["detail"]["route"],
+        "/api/v1/namespaces/{namespace}/pods"
+    );
+    assert_eq!(
+        stage(&v, "read body").unwrap()["detail"]["contentType"],
+        "application/json"
     );
     let storage = stage(&v, "storage").unwrap();
     assert_eq!(storage["outcome"], "skipped");
@@ -187,4 +201,84 @@ fn unknown_kinds_and_missing_servers_are_one_line_errors() {
     let (ok, _, err) = trace(&k, "kind: ConfigMap\n", &[]);
     assert!(!ok);
     assert!(err.contains("no apiVersion"), "{err}");
+}
+
+#[test]
+fn a_request_given_by_hand_with_a_patch_and_the_text_timeline() {
+    let k = Kapi::start(&[]);
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p\n  namespace: default\ndata:\n  a: b\n";
+    let (ok, _, err) = trace(&k, cm, &["--commit"]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = common::run(
+        Command::new(common::kapi_bin())
+            .args([
+                "trace-request",
+                "PATCH",
+                "/api/v1/namespaces/default/configmaps/p",
+            ])
+            .args([
+                "-p",
+                r#"{"data":{"a":"patched"}}"#,
+                "--type",
+                "merge",
+                "--kubeconfig",
+            ])
+            .arg(&k.kubeconfig),
+    );
+    assert!(ok, "{out}\n{err}");
+    let first = out.lines().next().unwrap_or("");
+    assert!(first.starts_with("PATCH https://"), "{out}");
+    assert!(
+        first.contains("dryRun=All") && first.ends_with("-> 200 (dry run: --commit stores it)"),
+        "{out}"
+    );
+    for stage in [
+        "authentication",
+        "authorization",
+        "routing",
+        "read body",
+        "decode",
+        "validation",
+        "storage",
+        "response",
+        "total",
+    ] {
+        assert!(
+            out.lines().any(|l| l.starts_with(stage)),
+            "no {stage} line in\n{out}"
+        );
+    }
+    assert!(out.contains("merge-patch+json"), "{out}");
+    // The dry run left the object alone; a GET is traced without dryRun.
+    let (ok, out, err) = common::run(
+        Command::new(common::kapi_bin())
+            .args([
+                "trace-request",
+                "GET",
+                "/api/v1/namespaces/default/configmaps/p",
+                "-o",
+                "json",
+                "--kubeconfig",
+            ])
+            .arg(&k.kubeconfig),
+    );
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["response"]["data"]["a"], "b");
+    assert!(!v["url"].as_str().unwrap_or("").contains("dryRun"));
+    assert_eq!(stage(&v, "routing").unwrap()["detail"]["verb"], "get");
+}
+
+#[test]
+fn requests_without_the_header_carry_no_trace() {
+    let k = Kapi::start(&[]);
+    let resp = common::runtime().block_on(async {
+        k.admin_client()
+            .get(format!("{}/api/v1/namespaces/default", k.url))
+            .send()
+            .await
+            .expect("get")
+    });
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers().get("kapi-trace").is_none());
 }

@@ -90,10 +90,17 @@ impl Manager {
     ) {
         let mut leading: Option<CancellationToken> = None;
         loop {
+            // Right after start the lease's namespace may not exist yet:
+            // try again soon, so controllers (and the default
+            // ServiceAccounts pods wait for) are not two seconds late.
+            let mut wait = RETRY;
             let leader = match try_lead(&registries, &identity).await {
                 Ok(l) => l,
                 Err(e) => {
                     tracing::debug!(error = %e, "leader election");
+                    if leading.is_none() {
+                        wait = Duration::from_millis(50);
+                    }
                     false
                 }
             };
@@ -116,7 +123,7 @@ impl Manager {
                 _ => {}
             }
             tokio::select! {
-                _ = tokio::time::sleep(RETRY) => {}
+                                _ = tokio::time::sleep(wait) => {}
                 _ = stop.cancelled() => return,
             }
         }

@@ -327,6 +327,32 @@ impl ResourceHandler {
     }
 
     pub async fn serve(&self, req: Request, info: Arc<RequestInfo>) -> Response {
+        crate::trace::stage(crate::trace::start(), "routing", "ok", || {
+            let prefix = if info.api_group.is_empty() {
+                format!("/api/{}", info.api_version)
+            } else {
+                format!("/apis/{}/{}", info.api_group, info.api_version)
+            };
+            let mut route = prefix;
+            if !info.namespace.is_empty() && info.resource != "namespaces" {
+                route.push_str("/namespaces/{namespace}");
+            }
+            route.push('/');
+            route.push_str(&info.resource);
+            if !info.name.is_empty() {
+                route.push_str("/{name}");
+            }
+            if !info.subresource.is_empty() {
+                route.push('/');
+                route.push_str(&info.subresource);
+            }
+            json!({
+                "server": crate::routes::server_name(self.owner),
+                "method": req.method().as_str(),
+                "route": route,
+                "verb": info.verb,
+            })
+        });
         match self.handle(req, &info).await {
             Ok(resp) => resp,
             Err(e) => e.into_response(),
@@ -450,8 +476,22 @@ impl ResourceHandler {
                 .get(header::CONTENT_TYPE)
                 .and_then(|v| v.to_str().ok()),
         )?;
+        let began = crate::trace::start();
+        let content_type = began.and_then(|_| {
+            req.headers()
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .map(String::from)
+        });
         let bytes = read_body(req).await?;
-        decode_body(&bytes, format, kind)
+        let decoded = decode_body(&bytes, format, kind);
+        crate::trace::result(
+            began,
+            "read body",
+            &decoded,
+            || json!({"contentType": content_type.unwrap_or_default(), "bytes": bytes.len()}),
+        );
+        decoded
     }
 
     async fn patch_parts(
@@ -483,7 +523,14 @@ impl ResourceHandler {
             }
         };
         let opts = request_write_options(&req, q, "PatchOptions")?;
+        let began = crate::trace::start();
         let body = read_body(req).await?;
+        crate::trace::stage(
+            began,
+            "read body",
+            "ok",
+            || json!({"contentType": ct, "patchType": format!("{pt:?}"), "bytes": body.len()}),
+        );
         Ok((pt, body, opts))
     }
 

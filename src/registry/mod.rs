@@ -669,12 +669,7 @@ impl Registry {
             &self.resource,
             obj.clone(),
         )?);
-        trace::stage(
-            began,
-            "encode",
-            "ok",
-            || json!({"storageVersion": self.resource.storage_version, "bytes": bytes.len()}),
-        );
+        trace::stage(began, "encode", "ok", || self.encode_detail(bytes.len()));
         let key = self.key(namespace, &name);
         let began = trace::start();
         let created = self.registries.store().create(&key, bytes.clone()).await;
@@ -698,6 +693,20 @@ impl Registry {
             warnings,
             created: false,
         })
+    }
+
+    /// What a trace shows of encoding: the conversion from the served to
+    /// the storage version, and the size stored.
+    fn encode_detail(&self, bytes: usize) -> Value {
+        let storage = if self.resource.storage_group.is_empty() {
+            self.resource.storage_version.clone()
+        } else {
+            format!(
+                "{}/{}",
+                self.resource.storage_group, self.resource.storage_version
+            )
+        };
+        json!({"conversion": format!("{} -> {storage}", self.resource.api_version()), "storageVersion": storage, "bytes": bytes})
     }
 
     /// Stored bytes as the served version shows them (no work when they
@@ -1050,12 +1059,7 @@ impl Registry {
                 &self.resource,
                 new,
             )?);
-            trace::stage(
-                began,
-                "encode",
-                "ok",
-                || json!({"storageVersion": self.resource.storage_version, "bytes": bytes.len()}),
-            );
+            trace::stage(began, "encode", "ok", || self.encode_detail(bytes.len()));
             if bytes == current.value {
                 trace::stage(
                     trace::start(),

@@ -123,11 +123,12 @@ async fn trace(req: Request, next: Next) -> Response {
             let began = trace::start();
             let resp = next.run(req).await;
             let status = resp.status();
+            let size = http_body::Body::size_hint(resp.body()).exact();
             trace::stage(
                 began,
                 "response",
                 if status.is_success() { "ok" } else { "error" },
-                || serde_json::json!({"code": status.as_u16()}),
+                || serde_json::json!({"code": status.as_u16(), "bytes": size}),
             );
             resp
         })

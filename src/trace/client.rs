@@ -26,10 +26,6 @@ impl Verb {
             Verb::Delete => "delete",
         }
     }
-
-    fn writes(self) -> bool {
-        !matches!(self, Verb::Get)
-    }
 }
 
 /// A traced request and what came back.
@@ -104,15 +100,23 @@ async fn locate(remote: &Remote, manifest: &Value) -> Result<(String, String), S
     Ok((collection, name))
 }
 
-/// Sends `manifest` as `verb` with the trace header; a write is a dry run
-/// unless `commit`.
-pub async fn trace(
+/// One request to trace.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: http::Method,
+    /// Path, with a query if any (dryRun is added for writes unless committed).
+    pub path: String,
+    /// The body and its content type.
+    pub body: Option<(Vec<u8>, String)>,
+}
+
+/// The request that does `verb` with `manifest`.
+pub async fn manifest_request(
     remote: &Remote,
     manifest: &Value,
     verb: Verb,
-    commit: bool,
     force_conflicts: bool,
-) -> Result<Traced, String> {
+) -> Result<Request, String> {
     let (collection, name) = locate(remote, manifest).await?;
     if name.is_empty() && verb != Verb::Create {
         return Err(format!(
@@ -121,28 +125,40 @@ pub async fn trace(
         ));
     }
     let item = format!("{collection}/{name}");
-    let (method, path, content_type) = match verb {
+    let (method, mut path, content_type) = match verb {
         Verb::Create => (http::Method::POST, collection, "application/json"),
         Verb::Update => (http::Method::PUT, item, "application/json"),
         Verb::Apply => (http::Method::PATCH, item, "application/apply-patch+yaml"),
         Verb::Get => (http::Method::GET, item, "application/json"),
         Verb::Delete => (http::Method::DELETE, item, "application/json"),
     };
-    let mut query = Vec::new();
-    if verb.writes() && !commit {
-        query.push("dryRun=All");
-    }
     if verb == Verb::Apply {
-        query.push("fieldManager=kapi-trace-request");
+        path.push_str("?fieldManager=kapi-trace-request");
         if force_conflicts {
-            query.push("force=true");
+            path.push_str("&force=true");
         }
     }
-    let url = if query.is_empty() {
-        format!("{}{path}", remote.server)
+    let body = if matches!(verb, Verb::Create | Verb::Update | Verb::Apply) {
+        let bytes = serde_json::to_vec(manifest).map_err(|e| e.to_string())?;
+        Some((bytes, content_type.to_string()))
     } else {
-        format!("{}{path}?{}", remote.server, query.join("&"))
+        None
     };
+    Ok(Request { method, path, body })
+}
+
+/// Sends `req` with the trace header; a write is a dry run unless `commit`.
+pub async fn trace(remote: &Remote, req: Request, commit: bool) -> Result<Traced, String> {
+    let Request { method, path, body } = req;
+    if !path.starts_with('/') {
+        return Err(format!("the path {path:?} does not start with /"));
+    }
+    let writes = !matches!(method, http::Method::GET | http::Method::HEAD);
+    let mut url = format!("{}{path}", remote.server);
+    if writes && !commit {
+        url.push(if path.contains('?') { '&' } else { '?' });
+        url.push_str("dryRun=All");
+    }
     let mut req = remote
         .client
         .request(method.clone(), &url)
@@ -151,11 +167,10 @@ pub async fn trace(
     if let Some(t) = &remote.token {
         req = req.bearer_auth(t);
     }
-    if matches!(verb, Verb::Create | Verb::Update | Verb::Apply) {
-        let body = serde_json::to_vec(manifest).map_err(|e| e.to_string())?;
+    if let Some((bytes, content_type)) = body {
         req = req
             .header(http::header::CONTENT_TYPE, content_type)
-            .body(body);
+            .body(bytes);
     }
     let resp = req
         .send()

@@ -50,6 +50,11 @@ impl EtcdMember {
         }
     }
 
+    /// The running member's process id (for its RSS).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     pub fn start(&mut self) {
         if self.child.is_none() {
             self.spawn();

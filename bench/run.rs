@@ -1,0 +1,1299 @@
+//! The benchmark runner (issue 12): `./bench/run` builds kapi in release
+//! mode and measures, with one load generator over HTTPS (HTTP/2, one
+//! connection per client), kapi on its embedded store, kapi on a real etcd
+//! started on loopback, and with `--against KUBECONFIG` that API server too:
+//! start-up, RSS, creates/gets/lists per second at 1 and 32 clients, watch
+//! fan-out to 1,000 watchers and a `kubectl apply` of 50 objects. Prints a
+//! table per figure (each server, ratios, target) and writes
+//! `bench/results/<timestamp>.json` and `bench/results/latest.json`.
+//! `--smoke` runs everything with small counts in seconds.
+
+#[path = "../tests/common/etcd.rs"]
+#[allow(dead_code)]
+mod etcd;
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context as _, Result};
+use bytes::Bytes;
+use common::{Conn, Fanout, KapiProc, Op, Stats, Target};
+use http::{Method, StatusCode};
+use serde_json::{json, Value};
+
+/// The namespace every server is loaded in (made and deleted by the run).
+const NS: &str = "kapi-bench";
+const CLIENTS: usize = 32;
+const WATCH_CONNS: usize = 32;
+
+/// Upstream kube-apiserver (v1.34, on etcd) measured on this kind of machine.
+mod upstream_ref {
+    pub const START_MS: f64 = 3000.0;
+    pub const RSS_IDLE_MIB: f64 = 229.0;
+    pub const RSS_LOADED_MIB: f64 = 391.0;
+    pub const CREATES_32: f64 = 1800.0;
+    pub const GETS_32: f64 = 3800.0;
+    pub const LISTS_32: f64 = 200.0;
+    pub const WATCH_P99_MS: f64 = 40.0;
+}
+
+struct Sizes {
+    startup_runs: usize,
+    /// Creates at 1 client; also the objects each list returns.
+    list_objects: usize,
+    /// Creates at 32 clients (list_objects + this = the "10,000 ConfigMaps").
+    creates_32: usize,
+    gets_1: usize,
+    gets_32: usize,
+    lists_1: usize,
+    lists_32: usize,
+    watchers: usize,
+    changes: usize,
+    burst: usize,
+}
+
+impl Sizes {
+    fn new(smoke: bool) -> Sizes {
+        if smoke {
+            Sizes {
+                startup_runs: 2,
+                list_objects: 50,
+                creates_32: 450,
+                gets_1: 200,
+                gets_32: 2_000,
+                lists_1: 20,
+                lists_32: 100,
+                watchers: 100,
+                changes: 10,
+                burst: 10,
+            }
+        } else {
+            Sizes {
+                startup_runs: 10,
+                list_objects: 500,
+                creates_32: 9_500,
+                gets_1: 5_000,
+                gets_32: 60_000,
+                lists_1: 200,
+                lists_32: 1_000,
+                watchers: 1_000,
+                changes: 100,
+                burst: 100,
+            }
+        }
+    }
+    fn objects(&self) -> usize {
+        self.list_objects + self.creates_32
+    }
+}
+
+/// A 1 KiB ConfigMap, serialized once before any clock starts.
+fn configmap(name: &str) -> Bytes {
+    Bytes::from(format!(
+        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}"}},"data":{{"pad":"{}"}}}}"#,
+        "x".repeat(1024)
+    ))
+}
+
+// ---------------------------------------------------------------- one server
+
+/// Everything measured on one server.
+#[derive(Default)]
+struct Suite {
+    idle_rss: Option<f64>,
+    loaded_rss: Option<f64>,
+    etcd_idle_rss: Option<f64>,
+    etcd_loaded_rss: Option<f64>,
+    creates_1: Option<Stats>,
+    creates_32: Option<Stats>,
+    raw_etcd_32: Option<Stats>,
+    gets_1: Option<Stats>,
+    gets_32: Option<Stats>,
+    lists_1: Option<Stats>,
+    lists_32: Option<Stats>,
+    fanout: Option<Fanout>,
+    apply_ms: Option<f64>,
+    notes: Vec<String>,
+}
+
+/// The load's knobs for one server: its process (for RSS) and etcd's.
+struct Ctx<'a> {
+    name: &'a str,
+    target: &'a Target,
+    sizes: &'a Sizes,
+    kapi_pid: Option<u32>,
+    etcd: Option<(Vec<String>, Option<u32>)>,
+    /// A server we do not own: its namespace is removed at the end and waited for.
+    foreign: bool,
+}
+
+fn progress(name: &str, what: &str) {
+    eprintln!("[{name}] {what}");
+}
+
+/// Makes `NS` fresh: deletes a leftover one (waiting for it to go), creates it.
+async fn fresh_namespace(t: &Target, c: &Conn) -> Result<()> {
+    let uri = t.uri(&format!("/api/v1/namespaces/{NS}"));
+    let (s, _) = c.clone().call(Method::GET, uri.clone(), Bytes::new()).await?;
+    if s == StatusCode::OK {
+        c.clone().call(Method::DELETE, uri.clone(), Bytes::new()).await?;
+        wait_gone(t, c, Duration::from_secs(300)).await?;
+    }
+    let body = Bytes::from(format!(
+        r#"{{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"{NS}"}}}}"#
+    ));
+    let (s, b) = c
+        .clone()
+        .call(Method::POST, t.uri("/api/v1/namespaces"), body)
+        .await?;
+    if s != StatusCode::CREATED {
+        bail!("create namespace {NS}: {s} {}", String::from_utf8_lossy(&b));
+    }
+    Ok(())
+}
+
+async fn wait_gone(t: &Target, c: &Conn, limit: Duration) -> Result<()> {
+    let uri = t.uri(&format!("/api/v1/namespaces/{NS}"));
+    let deadline = Instant::now() + limit;
+    loop {
+        let (s, _) = c.clone().call(Method::GET, uri.clone(), Bytes::new()).await?;
+        if s == StatusCode::NOT_FOUND {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("namespace {NS} still there after {limit:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+fn note_errors(s: &mut Suite, what: &str, st: &Stats) {
+    if st.errors > 0 {
+        s.notes.push(format!(
+            "{what}: {} of {} requests failed (first: {})",
+            st.errors,
+            st.requests,
+            st.first_error.clone().unwrap_or_default()
+        ));
+    }
+}
+
+async fn run_suite(cx: Ctx<'_>) -> Suite {
+    let mut s = Suite::default();
+    if let Err(e) = run_suite_inner(&cx, &mut s).await {
+        s.notes.push(format!("stopped early: {e:#}"));
+    }
+    for n in &s.notes {
+        progress(cx.name, &format!("note: {n}"));
+    }
+    s
+}
+
+async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
+    let (t, z, name) = (cx.target, cx.sizes, cx.name);
+    let rss = |pid: Option<u32>| pid.and_then(common::rss_mib);
+    s.idle_rss = rss(cx.kapi_pid);
+    s.etcd_idle_rss = rss(cx.etcd.as_ref().and_then(|e| e.1));
+
+    progress(name, &format!("connecting 1 + {CLIENTS} clients"));
+    let one = t.connect_many(1).await?;
+    let many = t.connect_many(CLIENTS).await?;
+    fresh_namespace(t, &one[0]).await?;
+    let coll = format!("/api/v1/namespaces/{NS}/configmaps");
+
+    progress(name, &format!("creates, 1 client ({})", z.list_objects));
+    let bodies: Vec<Bytes> = (0..z.list_objects)
+        .map(|i| configmap(&format!("l-{i}")))
+        .collect();
+    let st = common::load(
+        &one,
+        z.list_objects,
+        Op {
+            method: Method::POST,
+            uris: vec![t.uri(&coll)],
+            bodies,
+            expect: StatusCode::CREATED,
+            min_len: 0,
+        },
+    )
+    .await;
+    note_errors(s, "creates, 1 client", &st);
+    s.creates_1 = Some(st);
+
+    let list_op = || Op {
+        method: Method::GET,
+        uris: vec![t.uri(&coll)],
+        bodies: vec![],
+        expect: StatusCode::OK,
+        min_len: z.list_objects * 1024,
+    };
+    progress(name, &format!("lists of {}, 1 client ({})", z.list_objects, z.lists_1));
+    let st = common::load(&one, z.lists_1, list_op()).await;
+    note_errors(s, "lists, 1 client", &st);
+    s.lists_1 = Some(st);
+    progress(name, &format!("lists of {}, {CLIENTS} clients ({})", z.list_objects, z.lists_32));
+    let st = common::load(&many, z.lists_32, list_op()).await;
+    note_errors(s, "lists, 32 clients", &st);
+    s.lists_32 = Some(st);
+
+    if let Some((endpoints, _)) = &cx.etcd {
+        progress(name, &format!("raw etcd transactional puts, {CLIENTS} clients ({})", z.creates_32));
+        match raw_etcd(endpoints, z.creates_32, CLIENTS).await {
+            Ok(st) => {
+                note_errors(s, "raw etcd puts", &st);
+                s.raw_etcd_32 = Some(st);
+            }
+            Err(e) => s.notes.push(format!("raw etcd puts: {e:#}")),
+        }
+    }
+
+    progress(name, &format!("creates, {CLIENTS} clients ({})", z.creates_32));
+    let bodies: Vec<Bytes> = (0..z.creates_32)
+        .map(|i| configmap(&format!("c-{i}")))
+        .collect();
+    let st = common::load(
+        &many,
+        z.creates_32,
+        Op {
+            method: Method::POST,
+            uris: vec![t.uri(&coll)],
+            bodies,
+            expect: StatusCode::CREATED,
+            min_len: 0,
+        },
+    )
+    .await;
+    note_errors(s, "creates, 32 clients", &st);
+    s.creates_32 = Some(st);
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    s.loaded_rss = rss(cx.kapi_pid);
+    s.etcd_loaded_rss = rss(cx.etcd.as_ref().and_then(|e| e.1));
+
+    let get_op = || Op {
+        method: Method::GET,
+        uris: (0..z.creates_32)
+            .map(|i| t.uri(&format!("{coll}/c-{i}")))
+            .collect(),
+        bodies: vec![],
+        expect: StatusCode::OK,
+        min_len: 1024,
+    };
+    progress(name, &format!("gets, 1 client ({})", z.gets_1));
+    let st = common::load(&one, z.gets_1, get_op()).await;
+    note_errors(s, "gets, 1 client", &st);
+    s.gets_1 = Some(st);
+    progress(name, &format!("gets, {CLIENTS} clients ({})", z.gets_32));
+    let st = common::load(&many, z.gets_32, get_op()).await;
+    note_errors(s, "gets, 32 clients", &st);
+    s.gets_32 = Some(st);
+    drop(many);
+
+    progress(
+        name,
+        &format!(
+            "watch fan-out: {} watchers on {WATCH_CONNS} connections, {} + {} changes",
+            z.watchers, z.changes, z.burst
+        ),
+    );
+    match async {
+        let conns = t.connect_many(WATCH_CONNS).await?;
+        common::fanout(t, &conns, &one[0], NS, z.watchers, z.changes, z.burst, |k| {
+            configmap(&format!("fan-{k}"))
+        })
+        .await
+    }
+    .await
+    {
+        Ok(f) => {
+            if f.missing > 0 {
+                s.notes.push(format!(
+                    "watch fan-out: {} of {} deliveries missing",
+                    f.missing,
+                    f.watchers * (f.changes + f.burst)
+                ));
+            }
+            s.fanout = Some(f);
+        }
+        Err(e) => s.notes.push(format!("watch fan-out: {e:#}")),
+    }
+
+    progress(name, "kubectl apply -f (50 objects)");
+    match kubectl_apply(&t.kubeconfig).await {
+        Ok(ms) => s.apply_ms = Some(ms),
+        Err(e) => s.notes.push(format!("kubectl apply: {e:#}")),
+    }
+
+    if cx.foreign {
+        progress(name, &format!("deleting namespace {NS}"));
+        one[0]
+            .clone()
+            .call(
+                Method::DELETE,
+                t.uri(&format!("/api/v1/namespaces/{NS}")),
+                Bytes::new(),
+            )
+            .await?;
+        if let Err(e) = wait_gone(t, &one[0], Duration::from_secs(300)).await {
+            s.notes.push(format!("cleanup: {e:#}"));
+        }
+    }
+    Ok(())
+}
+
+/// Transactional 1 KiB puts (create-if-absent, as kapi's create) straight
+/// through the etcd-client crate, one client shared by `clients` tasks.
+async fn raw_etcd(endpoints: &[String], total: usize, clients: usize) -> Result<Stats> {
+    let client = etcd_client::Client::connect(endpoints, None).await?;
+    let prefix = "/kapi-bench-raw/configmaps/";
+    let values: std::sync::Arc<Vec<Vec<u8>>> = std::sync::Arc::new(
+        (0..total)
+            .map(|i| configmap(&format!("c-{i}")).to_vec())
+            .collect(),
+    );
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let (mut c, next, values) = (client.clone(), next.clone(), values.clone());
+        tasks.push(tokio::spawn(async move {
+            let (mut lat, mut errors, mut first) = (Vec::new(), 0usize, None);
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= total {
+                    break;
+                }
+                let key = format!("{prefix}{i}");
+                let txn = etcd_client::Txn::new()
+                    .when([etcd_client::Compare::mod_revision(
+                        key.clone(),
+                        etcd_client::CompareOp::Equal,
+                        0,
+                    )])
+                    .and_then([etcd_client::TxnOp::put(key.clone(), values[i].clone(), None)])
+                    .or_else([etcd_client::TxnOp::get(key, None)]);
+                let t = Instant::now();
+                match c.txn(txn).await {
+                    Ok(r) if r.succeeded() => lat.push(t.elapsed().as_micros() as u32),
+                    Ok(_) => {
+                        errors += 1;
+                        first.get_or_insert_with(|| "key existed".to_string());
+                    }
+                    Err(e) => {
+                        errors += 1;
+                        first.get_or_insert_with(|| e.to_string());
+                    }
+                }
+            }
+            (lat, errors, first)
+        }));
+    }
+    let mut st = Stats {
+        requests: total,
+        ..Default::default()
+    };
+    for t in tasks {
+        let (lat, errors, first) = t.await?;
+        st.lat_us.extend(lat);
+        st.errors += errors;
+        if st.first_error.is_none() {
+            st.first_error = first;
+        }
+    }
+    st.secs = start.elapsed().as_secs_f64();
+    st.lat_us.sort_unstable();
+    let mut c = client.clone();
+    c.delete(prefix, Some(etcd_client::DeleteOptions::new().with_prefix()))
+        .await?;
+    Ok(st)
+}
+
+/// 20 ConfigMaps, 10 Secrets, 10 Services and 10 Deployments in `NS`.
+fn manifest() -> String {
+    let mut docs = Vec::new();
+    for i in 0..20 {
+        docs.push(format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: apply-cm-{i}\n  namespace: {NS}\n  labels:\n    app: apply-{i}\ndata:\n  key: value-{i}\n  config.yaml: |\n    replicas: {i}\n    name: apply-{i}\n"
+        ));
+    }
+    for i in 0..10 {
+        docs.push(format!(
+            "apiVersion: v1\nkind: Secret\nmetadata:\n  name: apply-secret-{i}\n  namespace: {NS}\ntype: Opaque\nstringData:\n  username: user-{i}\n  password: not-a-secret-{i}\n"
+        ));
+    }
+    for i in 0..10 {
+        docs.push(format!(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: apply-svc-{i}\n  namespace: {NS}\nspec:\n  selector:\n    app: apply-{i}\n  ports:\n  - name: http\n    port: 80\n    targetPort: 8080\n"
+        ));
+    }
+    for i in 0..10 {
+        docs.push(format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: apply-deploy-{i}\n  namespace: {NS}\n  labels:\n    app: apply-{i}\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: apply-{i}\n  template:\n    metadata:\n      labels:\n        app: apply-{i}\n    spec:\n      containers:\n      - name: app\n        image: registry.k8s.io/pause:3.10\n        ports:\n        - containerPort: 8080\n        resources:\n          requests:\n            cpu: 1m\n            memory: 8Mi\n"
+        ));
+    }
+    docs.join("---\n")
+}
+
+/// Wall time of `kubectl apply -f` of the 50-object manifest, with an empty
+/// discovery cache (so every server pays for its discovery).
+async fn kubectl_apply(kubeconfig: &Path) -> Result<f64> {
+    let kubectl = common::kubectl_path().ok_or_else(|| anyhow!("kubectl is not on PATH"))?;
+    let dir = tempfile::tempdir()?;
+    let file = dir.path().join("manifest.yaml");
+    std::fs::write(&file, manifest())?;
+    let t0 = Instant::now();
+    let out = tokio::process::Command::new(&kubectl)
+        .arg("--kubeconfig")
+        .arg(kubeconfig)
+        .arg("--cache-dir")
+        .arg(dir.path().join("cache"))
+        .arg("apply")
+        .arg("-f")
+        .arg(&file)
+        .output()
+        .await
+        .with_context(|| format!("run {}", kubectl.display()))?;
+    let ms = t0.elapsed().as_secs_f64() * 1000.0;
+    if !out.status.success() {
+        bail!(
+            "{} failed: {}",
+            kubectl.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    let applied = String::from_utf8_lossy(&out.stdout).lines().count();
+    if applied != 50 {
+        bail!("kubectl reported {applied} objects, not 50");
+    }
+    Ok(ms)
+}
+
+/// Polls `/readyz` over HTTPS until it answers `ok`.
+async fn wait_ready(t: &Target, limit: Duration) -> Result<()> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Ok(mut c) = t.connect().await {
+            if let Ok((StatusCode::OK, b)) = c.call(Method::GET, t.uri("/readyz"), Bytes::new()).await {
+                if &b[..] == b"ok" {
+                    return Ok(());
+                }
+            }
+        }
+        if Instant::now() > deadline {
+            bail!("{} not ready after {limit:?}", t.server);
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn kapi_embedded(bin: &str, sizes: &Sizes) -> Result<Suite> {
+    let dir = tempfile::tempdir()?;
+    let kapi = KapiProc::spawn(bin, &dir.path().join("data"), &[])?;
+    let t = Target::from_kubeconfig(&kapi.kubeconfig)?;
+    wait_ready(&t, Duration::from_secs(60)).await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let s = run_suite(Ctx {
+        name: "kapi-embedded",
+        target: &t,
+        sizes,
+        kapi_pid: Some(kapi.pid()),
+        etcd: None,
+        foreign: false,
+    })
+    .await;
+    kapi.stop();
+    Ok(s)
+}
+
+async fn kapi_on_etcd(bin: &str, sizes: &Sizes) -> Result<Suite> {
+    let which = std::process::Command::new("sh")
+        .args(["-c", "command -v etcd && command -v etcdctl"])
+        .output()?;
+    if !which.status.success() {
+        bail!("etcd is not installed (./scripts/test installs Debian's etcd-server)");
+    }
+    let cluster = tokio::task::spawn_blocking(|| etcd::EtcdCluster::start(1))
+        .await
+        .map_err(|_| anyhow!("etcd did not start"))?;
+    let endpoints = cluster.endpoints();
+    let etcd_pid = cluster.members[0].pid();
+    let dir = tempfile::tempdir()?;
+    let kapi = KapiProc::spawn(
+        bin,
+        &dir.path().join("data"),
+        &["--etcd-servers", &endpoints.join(",")],
+    )?;
+    let t = Target::from_kubeconfig(&kapi.kubeconfig)?;
+    wait_ready(&t, Duration::from_secs(60)).await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let s = run_suite(Ctx {
+        name: "kapi-etcd",
+        target: &t,
+        sizes,
+        kapi_pid: Some(kapi.pid()),
+        etcd: Some((endpoints, etcd_pid)),
+        foreign: false,
+    })
+    .await;
+    kapi.stop();
+    drop(cluster);
+    Ok(s)
+}
+
+async fn against(kubeconfig: &Path, sizes: &Sizes) -> Result<(String, Suite)> {
+    let t = Target::from_kubeconfig(kubeconfig)?;
+    let mut c = t.connect().await?;
+    let (s, b) = c.call(Method::GET, t.uri("/version"), Bytes::new()).await?;
+    if s != StatusCode::OK {
+        bail!("GET {}/version: {s}", t.server);
+    }
+    let v: Value = serde_json::from_slice(&b).unwrap_or_default();
+    let version = v["gitVersion"].as_str().unwrap_or("?").to_string();
+    progress("against", &format!("{} ({version})", t.server));
+    let s = run_suite(Ctx {
+        name: "against",
+        target: &t,
+        sizes,
+        kapi_pid: None,
+        etcd: None,
+        foreign: true,
+    })
+    .await;
+    Ok((format!("{} {version}", t.server), s))
+}
+
+// ---------------------------------------------------------------- start-up
+
+struct Startup {
+    warm_ms: Vec<f64>,
+    cold_ms: Vec<f64>,
+}
+
+/// Time from spawning kapi to `/readyz` answering `ok`: with the
+/// certificates (and store) of an earlier start present, and from an empty
+/// data dir. Blocking; runs before the async work.
+fn startup(bin: &str, runs: usize) -> Result<Startup> {
+    let client = reqwest::blocking::Client::builder()
+        .danger_accept_invalid_certs(true)
+        .timeout(Duration::from_secs(2))
+        .build()?;
+    let once = |dir: &Path| -> Result<(f64, std::process::Child)> {
+        let port = common::free_port();
+        let t0 = Instant::now();
+        let mut child = std::process::Command::new(bin)
+            .args(["serve", "--secure-port", &port.to_string(), "--data-dir"])
+            .arg(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()?;
+        let url = format!("https://127.0.0.1:{port}/readyz");
+        loop {
+            if let Ok(r) = client.get(&url).send() {
+                if r.status() == 200 && r.text().is_ok_and(|t| t == "ok") {
+                    return Ok((t0.elapsed().as_secs_f64() * 1000.0, child));
+                }
+            }
+            if t0.elapsed() > Duration::from_secs(30) {
+                common::terminate(&mut child);
+                bail!("kapi not ready within 30 s");
+            }
+            std::thread::sleep(Duration::from_micros(500));
+        }
+    };
+    let dir = tempfile::tempdir()?;
+    let (_, mut first) = once(dir.path())?;
+    common::terminate(&mut first);
+    let mut st = Startup {
+        warm_ms: vec![],
+        cold_ms: vec![],
+    };
+    for _ in 0..runs {
+        let (ms, mut child) = once(dir.path())?;
+        st.warm_ms.push(ms);
+        common::terminate(&mut child);
+        let empty = tempfile::tempdir()?;
+        let (ms, mut child) = once(empty.path())?;
+        st.cold_ms.push(ms);
+        common::terminate(&mut child);
+    }
+    st.warm_ms.sort_by(|a, b| a.total_cmp(b));
+    st.cold_ms.sort_by(|a, b| a.total_cmp(b));
+    Ok(st)
+}
+
+// ---------------------------------------------------------------- report
+
+struct Row {
+    key: &'static str,
+    label: String,
+    value: Option<f64>,
+    p50: Option<f64>,
+    p99: Option<f64>,
+}
+
+struct Goal {
+    who: &'static str,
+    text: String,
+    met: Option<bool>,
+}
+
+struct Figure {
+    key: &'static str,
+    title: String,
+    unit: &'static str,
+    rows: Vec<Row>,
+    ratios: Vec<(String, f64)>,
+    goals: Vec<Goal>,
+}
+
+struct Results {
+    sizes: Sizes,
+    startup: Result<Startup>,
+    embedded: Result<Suite>,
+    etcd: Result<Suite>,
+    against: Option<Result<(String, Suite)>>,
+}
+
+fn stats_row(key: &'static str, label: &str, st: Option<&Stats>) -> Row {
+    Row {
+        key,
+        label: label.to_string(),
+        value: st.map(|s| s.rate()),
+        p50: st.map(|s| s.p_ms(0.5)),
+        p99: st.map(|s| s.p_ms(0.99)),
+    }
+}
+
+fn plain(key: &'static str, label: &str, v: Option<f64>) -> Row {
+    Row {
+        key,
+        label: label.to_string(),
+        value: v,
+        p50: None,
+        p99: None,
+    }
+}
+
+fn fmt_num(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v.is_nan() => "-".into(),
+        Some(v) if v.abs() >= 1000.0 => {
+            let s = format!("{:.0}", v);
+            let (neg, digits) = s.strip_prefix('-').map_or((false, s.as_str()), |d| (true, d));
+            let mut out = String::new();
+            for (i, ch) in digits.chars().enumerate() {
+                if i > 0 && (digits.len() - i) % 3 == 0 {
+                    out.push(',');
+                }
+                out.push(ch);
+            }
+            if neg {
+                format!("-{out}")
+            } else {
+                out
+            }
+        }
+        Some(v) if v.abs() >= 100.0 => format!("{v:.0}"),
+        Some(v) if v.abs() >= 10.0 => format!("{v:.1}"),
+        Some(v) => format!("{v:.2}"),
+    }
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) if b != 0.0 && a.is_finite() && b.is_finite() => Some(a / b),
+        _ => None,
+    }
+}
+
+fn figures(r: &Results) -> Vec<Figure> {
+    let emb = r.embedded.as_ref().ok();
+    let etc = r.etcd.as_ref().ok();
+    let ag = r.against.as_ref().and_then(|a| a.as_ref().ok());
+    let ag_label = ag.map(|(l, _)| format!("upstream ({l})"));
+    let z = &r.sizes;
+    let mut out = Vec::new();
+
+    // The other side of a ratio: the measured server when there is one,
+    // else the reference figure.
+    let other = |measured: Option<f64>, reference: Option<f64>| -> (Option<f64>, &'static str) {
+        if ag.is_some() {
+            (measured, "upstream")
+        } else {
+            (reference, "upstream (ref)")
+        }
+    };
+    let add_ratios = |f: &mut Figure, measured: Option<f64>, reference: Option<f64>| {
+        let (o, name) = other(measured, reference);
+        let e = f.rows.iter().find(|r| r.key == "kapi-embedded").and_then(|r| r.value);
+        let k = f.rows.iter().find(|r| r.key == "kapi-etcd").and_then(|r| r.value);
+        if let Some(x) = ratio(e, o) {
+            f.ratios.push((format!("kapi-embedded / {name}"), x));
+        }
+        if let Some(x) = ratio(k, o) {
+            f.ratios.push((format!("kapi-etcd / {name}"), x));
+        }
+        if let Some(x) = ratio(k, e) {
+            f.ratios.push(("kapi-etcd / kapi-embedded".into(), x));
+        }
+    };
+    let ref_row = |v: Option<f64>| -> Option<Row> {
+        if ag.is_some() && v.is_none() {
+            return None;
+        }
+        Some(plain("upstream-ref", "upstream (reference)", v))
+    };
+
+    // Start-up.
+    let st = r.startup.as_ref().ok();
+    for (key, title, pick) in [
+        (
+            "start_certs_present",
+            "start to /readyz ok, certificates present",
+            (|s: &Startup| &s.warm_ms) as fn(&Startup) -> &Vec<f64>,
+        ),
+        (
+            "start_empty_dir",
+            "start to /readyz ok, from an empty data dir",
+            |s: &Startup| &s.cold_ms,
+        ),
+    ] {
+        let v = st.map(pick);
+        let mut f = Figure {
+            key,
+            title: format!(
+                "{title} (ms; {} runs: median, p50, p99)",
+                v.map_or(0, |v| v.len())
+            ),
+            unit: "ms",
+            rows: vec![Row {
+                key: "kapi-embedded",
+                label: "kapi (embedded store)".into(),
+                value: v.map(|v| common::pct(v, 0.5)),
+                p50: v.map(|v| common::pct(v, 0.5)),
+                p99: v.map(|v| common::pct(v, 0.99)),
+            }],
+            ratios: vec![],
+            goals: vec![],
+        };
+        f.rows.push(plain(
+            "upstream-ref",
+            "upstream (reference)",
+            Some(upstream_ref::START_MS),
+        ));
+        let e = f.rows[0].value;
+        if let Some(x) = ratio(e, Some(upstream_ref::START_MS)) {
+            f.ratios.push(("kapi-embedded / upstream (ref)".into(), x));
+        }
+        if key == "start_certs_present" {
+            f.goals.push(Goal {
+                who: "kapi-embedded",
+                text: "<= 100 ms".into(),
+                met: e.map(|v| v <= 100.0),
+            });
+        }
+        out.push(f);
+    }
+
+    // RSS.
+    for (key, title, pick, epick, reference, limit) in [
+        (
+            "rss_idle",
+            "RSS idle (MiB)".to_string(),
+            (|s: &Suite| s.idle_rss) as fn(&Suite) -> Option<f64>,
+            (|s: &Suite| s.etcd_idle_rss) as fn(&Suite) -> Option<f64>,
+            upstream_ref::RSS_IDLE_MIB,
+            30.0,
+        ),
+        (
+            "rss_loaded",
+            format!("RSS with {} ConfigMaps of 1 KiB (MiB)", fmt_num(Some(z.objects() as f64))),
+            |s: &Suite| s.loaded_rss,
+            |s: &Suite| s.etcd_loaded_rss,
+            upstream_ref::RSS_LOADED_MIB,
+            64.0,
+        ),
+    ] {
+        let mut f = Figure {
+            key,
+            title,
+            unit: "MiB",
+            rows: vec![
+                plain("kapi-embedded", "kapi (embedded store)", emb.and_then(pick)),
+                plain("kapi-etcd", "kapi (on etcd), kapi process", etc.and_then(pick)),
+                plain("etcd", "etcd process (kapi-etcd's store)", etc.and_then(epick)),
+                plain("upstream-ref", "upstream (reference)", Some(reference)),
+            ],
+            ratios: vec![],
+            goals: vec![],
+        };
+        add_ratios(&mut f, None, Some(reference));
+        // With --against, RSS is not measured there: ratios against the reference.
+        if ag.is_some() {
+            f.ratios.clear();
+            let e = f.rows[0].value;
+            let k = f.rows[1].value;
+            if let Some(x) = ratio(e, Some(reference)) {
+                f.ratios.push(("kapi-embedded / upstream (ref)".into(), x));
+            }
+            if let Some(x) = ratio(k, Some(reference)) {
+                f.ratios.push(("kapi-etcd / upstream (ref)".into(), x));
+            }
+        }
+        for (who, v) in [("kapi-embedded", f.rows[0].value), ("kapi-etcd", f.rows[1].value)] {
+            f.goals.push(Goal {
+                who,
+                text: format!("<= {limit} MiB"),
+                met: v.map(|v| v <= limit),
+            });
+        }
+        out.push(f);
+    }
+
+    // Request rates.
+    type Pick = fn(&Suite) -> Option<&Stats>;
+    let rates: [(&'static str, String, Pick, Option<f64>); 6] = [
+        (
+            "creates_1",
+            format!("creates/s, 1 client ({} ConfigMaps of 1 KiB)", z.list_objects),
+            |s| s.creates_1.as_ref(),
+            None,
+        ),
+        (
+            "creates_32",
+            format!("creates/s, {CLIENTS} clients ({} ConfigMaps of 1 KiB)", fmt_num(Some(z.creates_32 as f64))),
+            |s| s.creates_32.as_ref(),
+            Some(upstream_ref::CREATES_32),
+        ),
+        (
+            "gets_1",
+            format!("gets/s, 1 client ({} gets)", fmt_num(Some(z.gets_1 as f64))),
+            |s| s.gets_1.as_ref(),
+            None,
+        ),
+        (
+            "gets_32",
+            format!("gets/s, {CLIENTS} clients ({} gets)", fmt_num(Some(z.gets_32 as f64))),
+            |s| s.gets_32.as_ref(),
+            Some(upstream_ref::GETS_32),
+        ),
+        (
+            "lists_1",
+            format!("lists of {} objects/s, 1 client ({} lists)", z.list_objects, z.lists_1),
+            |s| s.lists_1.as_ref(),
+            None,
+        ),
+        (
+            "lists_32",
+            format!(
+                "lists of {} objects/s, {CLIENTS} clients ({} lists)",
+                z.list_objects,
+                fmt_num(Some(z.lists_32 as f64))
+            ),
+            |s| s.lists_32.as_ref(),
+            Some(upstream_ref::LISTS_32),
+        ),
+    ];
+    for (key, title, pick, reference) in rates {
+        let mut f = Figure {
+            key,
+            title,
+            unit: "per s",
+            rows: vec![
+                stats_row("kapi-embedded", "kapi (embedded store)", emb.and_then(pick)),
+                stats_row("kapi-etcd", "kapi (on etcd)", etc.and_then(pick)),
+            ],
+            ratios: vec![],
+            goals: vec![],
+        };
+        if key == "creates_32" {
+            f.rows.push(stats_row(
+                "etcd-raw",
+                "raw etcd txn puts (etcd-client)",
+                etc.and_then(|s| s.raw_etcd_32.as_ref()),
+            ));
+        }
+        let measured = ag.and_then(|(_, s)| pick(s)).map(|s| s.rate());
+        if let (Some(label), Some((_, s))) = (&ag_label, ag) {
+            f.rows.push(stats_row("upstream", label, pick(s)));
+        } else if let Some(row) = ref_row(reference) {
+            f.rows.push(row);
+        }
+        add_ratios(&mut f, measured, reference);
+        let e = f.rows[0].value;
+        let k = f.rows[1].value;
+        match key {
+            "creates_32" => {
+                let raw = etc.and_then(|s| s.raw_etcd_32.as_ref()).map(|s| s.rate());
+                if let Some(x) = ratio(k, raw) {
+                    f.ratios.push(("kapi-etcd / raw etcd".into(), x));
+                }
+                f.goals.push(Goal {
+                    who: "kapi-embedded",
+                    text: ">= 10,000/s".into(),
+                    met: e.map(|v| v >= 10_000.0),
+                });
+                f.goals.push(Goal {
+                    who: "kapi-etcd",
+                    text: format!(">= 80% of raw etcd ({})", fmt_num(raw.map(|r| r * 0.8))),
+                    met: k.zip(raw).map(|(k, raw)| k >= 0.8 * raw),
+                });
+            }
+            "gets_32" => f.goals.push(Goal {
+                who: "kapi-embedded",
+                text: ">= 30,000/s".into(),
+                met: e.map(|v| v >= 30_000.0),
+            }),
+            "lists_32" => {
+                let base = if ag.is_some() { measured } else { reference };
+                for (who, v) in [("kapi-embedded", e), ("kapi-etcd", k)] {
+                    f.goals.push(Goal {
+                        who,
+                        text: format!(">= 3x upstream ({})", fmt_num(base.map(|b| 3.0 * b))),
+                        met: v.zip(base).map(|(v, b)| v >= 3.0 * b),
+                    });
+                }
+            }
+            _ => {}
+        }
+        out.push(f);
+    }
+
+    // Watch fan-out.
+    let fan_row = |key: &'static str, label: &str, f: Option<&Fanout>| Row {
+        key,
+        label: label.to_string(),
+        value: f.map(|f| common::pct(&f.all_ms, 0.5)),
+        p50: f.map(|f| common::pct(&f.lat_ms, 0.5)),
+        p99: f.map(|f| common::pct(&f.lat_ms, 0.99)),
+    };
+    let mut f = Figure {
+        key: "watch_fanout_latency",
+        title: format!(
+            "watch fan-out: one change to {} watchers on {WATCH_CONNS} connections (ms; value: median time until all had it; p50/p99 per delivery; {} changes)",
+            fmt_num(Some(z.watchers as f64)),
+            z.changes
+        ),
+        unit: "ms",
+        rows: vec![
+            fan_row("kapi-embedded", "kapi (embedded store)", emb.and_then(|s| s.fanout.as_ref())),
+            fan_row("kapi-etcd", "kapi (on etcd)", etc.and_then(|s| s.fanout.as_ref())),
+        ],
+        ratios: vec![],
+        goals: vec![],
+    };
+    if let (Some(label), Some((_, s))) = (&ag_label, ag) {
+        f.rows.push(fan_row("upstream", label, s.fanout.as_ref()));
+    } else {
+        f.rows.push(Row {
+            key: "upstream-ref",
+            label: "upstream (reference)".into(),
+            value: None,
+            p50: None,
+            p99: Some(upstream_ref::WATCH_P99_MS),
+        });
+    }
+    {
+        let p99 = |key: &str| f.rows.iter().find(|r| r.key == key).and_then(|r| r.p99);
+        let (e, k) = (p99("kapi-embedded"), p99("kapi-etcd"));
+        let o = if ag.is_some() { p99("upstream") } else { Some(upstream_ref::WATCH_P99_MS) };
+        let name = if ag.is_some() { "upstream" } else { "upstream (ref)" };
+        if let Some(x) = ratio(e, o) {
+            f.ratios.push((format!("p99 kapi-embedded / {name}"), x));
+        }
+        if let Some(x) = ratio(k, o) {
+            f.ratios.push((format!("p99 kapi-etcd / {name}"), x));
+        }
+        if let Some(x) = ratio(k, e) {
+            f.ratios.push(("p99 kapi-etcd / kapi-embedded".into(), x));
+        }
+        for (who, v) in [("kapi-embedded", e), ("kapi-etcd", k)] {
+            f.goals.push(Goal {
+                who,
+                text: "p99 <= 20 ms".into(),
+                met: v.map(|v| v <= 20.0),
+            });
+        }
+    }
+    out.push(f);
+    let ev = |s: Option<&Suite>| s.and_then(|s| s.fanout.as_ref()).map(|f| f.events_per_s);
+    let mut f = Figure {
+        key: "watch_events_per_s",
+        title: format!(
+            "watch events delivered/s ({} changes at once to {} watchers)",
+            z.burst,
+            fmt_num(Some(z.watchers as f64))
+        ),
+        unit: "per s",
+        rows: vec![
+            plain("kapi-embedded", "kapi (embedded store)", ev(emb)),
+            plain("kapi-etcd", "kapi (on etcd)", ev(etc)),
+        ],
+        ratios: vec![],
+        goals: vec![],
+    };
+    if let (Some(label), Some((_, s))) = (&ag_label, ag) {
+        f.rows.push(plain("upstream", label, ev(Some(s))));
+    }
+    add_ratios(&mut f, ag.and_then(|(_, s)| ev(Some(s))), None);
+    out.push(f);
+
+    // kubectl apply.
+    let ap = |s: Option<&Suite>| s.and_then(|s| s.apply_ms);
+    let mut f = Figure {
+        key: "kubectl_apply_50",
+        title: "kubectl apply -f of 50 objects (20 ConfigMaps, 10 Secrets, 10 Services, 10 Deployments), empty discovery cache (ms)".into(),
+        unit: "ms",
+        rows: vec![
+            plain("kapi-embedded", "kapi (embedded store)", ap(emb)),
+            plain("kapi-etcd", "kapi (on etcd)", ap(etc)),
+        ],
+        ratios: vec![],
+        goals: vec![],
+    };
+    if let (Some(label), Some((_, s))) = (&ag_label, ag) {
+        f.rows.push(plain("upstream", label, ap(Some(s))));
+    }
+    add_ratios(&mut f, ag.and_then(|(_, s)| ap(Some(s))), None);
+    out.push(f);
+    out
+}
+
+fn print_figure(f: &Figure) {
+    println!();
+    println!("{}", f.title);
+    let lat = f.rows.iter().any(|r| r.p50.is_some() || r.p99.is_some());
+    if lat {
+        println!(
+            "  {:<44} {:>12} {:>10} {:>10}",
+            "server",
+            f.unit,
+            "p50 ms",
+            "p99 ms"
+        );
+    } else {
+        println!("  {:<44} {:>12}", "server", f.unit);
+    }
+    for r in &f.rows {
+        if lat {
+            println!(
+                "  {:<44} {:>12} {:>10} {:>10}",
+                r.label,
+                fmt_num(r.value),
+                fmt_num(r.p50),
+                fmt_num(r.p99)
+            );
+        } else {
+            println!("  {:<44} {:>12}", r.label, fmt_num(r.value));
+        }
+    }
+    if !f.ratios.is_empty() {
+        let parts: Vec<String> = f
+            .ratios
+            .iter()
+            .map(|(n, x)| {
+                if n.contains("raw etcd") {
+                    format!("{n} {:.0}%", x * 100.0)
+                } else {
+                    format!("{n} {x:.2}x")
+                }
+            })
+            .collect();
+        println!("  ratio: {}", parts.join("; "));
+    }
+    if !f.goals.is_empty() {
+        let parts: Vec<String> = f
+            .goals
+            .iter()
+            .map(|g| {
+                let m = match g.met {
+                    Some(true) => "met",
+                    Some(false) => "NOT met",
+                    None => "not measured",
+                };
+                format!("{} {} ({m})", g.who, g.text)
+            })
+            .collect();
+        println!("  target: {}", parts.join("; "));
+    }
+}
+
+fn figure_json(f: &Figure) -> Value {
+    let rows: serde_json::Map<String, Value> = f
+        .rows
+        .iter()
+        .map(|r| {
+            let mut v = json!({"label": r.label, "value": r.value.filter(|v| v.is_finite())});
+            if r.p50.is_some() || r.p99.is_some() {
+                v["p50_ms"] = json!(r.p50.filter(|v| v.is_finite()));
+                v["p99_ms"] = json!(r.p99.filter(|v| v.is_finite()));
+            }
+            (r.key.to_string(), v)
+        })
+        .collect();
+    json!({
+        "key": f.key,
+        "title": f.title,
+        "unit": f.unit,
+        "servers": rows,
+        "ratios": f.ratios.iter().map(|(n, x)| (n.clone(), json!(x))).collect::<serde_json::Map<_, _>>(),
+        "targets": f.goals.iter().map(|g| json!({"server": g.who, "target": g.text, "met": g.met})).collect::<Vec<_>>(),
+    })
+}
+
+fn git_rev() -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["describe", "--always", "--dirty"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn cpu_model() -> Option<String> {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|l| l.trim_start_matches([' ', '\t', ':']).to_string())
+}
+
+fn report(r: &Results, smoke: bool, elapsed: Duration) -> Result<PathBuf> {
+    let figs = figures(r);
+    let mut notes: Vec<String> = Vec::new();
+    if let Err(e) = &r.startup {
+        notes.push(format!("start-up: {e:#}"));
+    }
+    for (name, s) in [("kapi-embedded", &r.embedded), ("kapi-etcd", &r.etcd)] {
+        match s {
+            Ok(s) => notes.extend(s.notes.iter().map(|n| format!("{name}: {n}"))),
+            Err(e) => notes.push(format!("{name}: not measured: {e:#}")),
+        }
+    }
+    match &r.against {
+        Some(Ok((_, s))) => notes.extend(s.notes.iter().map(|n| format!("upstream: {n}"))),
+        Some(Err(e)) => notes.push(format!("upstream (--against): not measured: {e:#}")),
+        None => {}
+    }
+
+    println!();
+    println!(
+        "kapi benchmarks{} ({} CPUs{}; kapi {}; {:.0} s)",
+        if smoke { " --smoke (small counts: figures are not meaningful)" } else { "" },
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        cpu_model().map(|m| format!(", {m}")).unwrap_or_default(),
+        git_rev().unwrap_or_else(|| "?".into()),
+        elapsed.as_secs_f64()
+    );
+    if r.against.is_none() {
+        println!("upstream rows are reference figures for kube-apiserver v1.34 on this kind of machine (give --against KUBECONFIG to measure one)");
+    }
+    for f in &figs {
+        print_figure(f);
+    }
+    if !notes.is_empty() {
+        println!();
+        println!("notes:");
+        for n in &notes {
+            println!("  - {n}");
+        }
+    }
+
+    let now = chrono::Utc::now();
+    let doc = json!({
+        "timestamp": now.to_rfc3339(),
+        "smoke": smoke,
+        "kapi": git_rev(),
+        "machine": {"cpus": std::thread::available_parallelism().map_or(0, |n| n.get()), "cpu": cpu_model()},
+        "against": r.against.as_ref().and_then(|a| a.as_ref().ok()).map(|(l, _)| l.clone()),
+        "elapsed_s": elapsed.as_secs_f64(),
+        "figures": figs.iter().map(figure_json).collect::<Vec<_>>(),
+        "notes": notes,
+    });
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/results");
+    std::fs::create_dir_all(&dir)?;
+    let text = serde_json::to_string_pretty(&doc)? + "\n";
+    let file = dir.join(format!("{}.json", now.format("%Y-%m-%dT%H-%M-%SZ")));
+    std::fs::write(&file, &text)?;
+    std::fs::write(dir.join("latest.json"), &text)?;
+    Ok(file)
+}
+
+// ---------------------------------------------------------------- main
+
+const USAGE: &str = "usage: ./bench/run [--smoke] [--against KUBECONFIG]
+       ./bench/run startup|storage|api [--smoke]   (one of the older benchmarks)";
+
+fn main() {
+    let mut smoke = std::env::var_os("KAPI_BENCH_SMOKE").is_some();
+    let mut against_cfg: Option<PathBuf> = None;
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--smoke" => smoke = true,
+            "--bench" => {} // cargo bench adds it
+            "--against" => match args.next() {
+                Some(p) => against_cfg = Some(PathBuf::from(p)),
+                None => {
+                    eprintln!("--against needs a kubeconfig\n{USAGE}");
+                    std::process::exit(2);
+                }
+            },
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return;
+            }
+            other => match other.strip_prefix("--against=") {
+                Some(p) => against_cfg = Some(PathBuf::from(p)),
+                None => {
+                    eprintln!("unknown argument {other:?}\n{USAGE}");
+                    std::process::exit(2);
+                }
+            },
+        }
+    }
+    let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
+    let bin = env!("CARGO_BIN_EXE_kapi");
+    let sizes = Sizes::new(smoke);
+    let t0 = Instant::now();
+
+    progress("kapi-embedded", &format!("start-up, {} runs each", sizes.startup_runs));
+    let startup = startup(bin, sizes.startup_runs);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let embedded = rt.block_on(kapi_embedded(bin, &sizes));
+    if let Err(e) = &embedded {
+        progress("kapi-embedded", &format!("failed: {e:#}"));
+    }
+    let etcd = rt.block_on(kapi_on_etcd(bin, &sizes));
+    if let Err(e) = &etcd {
+        progress("kapi-etcd", &format!("failed: {e:#}"));
+    }
+    let against = against_cfg.map(|k| {
+        let r = rt.block_on(against(&k, &sizes));
+        if let Err(e) = &r {
+            progress("against", &format!("failed: {e:#}"));
+        }
+        r
+    });
+    let results = Results {
+        sizes,
+        startup,
+        embedded,
+        etcd,
+        against,
+    };
+    match report(&results, smoke, t0.elapsed()) {
+        Ok(file) => {
+            println!();
+            println!("written: {} (and latest.json)", file.display());
+        }
+        Err(e) => eprintln!("could not write the results: {e:#}"),
+    }
+}
