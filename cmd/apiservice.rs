@@ -24,6 +24,7 @@ enum Command {
     #[command(after_help = REGISTER_HELP)]
     Register(RegisterArgs),
     /// List APIServices: NAME, SERVICE, AVAILABLE, REASON, AGE.
+    #[command(after_help = "Examples:\n  kapi apiservice list\n  kapi apiservice list -o json")]
     List(ListArgs),
     /// Delete an APIService and the Service and Endpoints `register` created for it.
     #[command(

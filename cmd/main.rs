@@ -55,10 +55,19 @@ enum Command {
     )]
     TraceRequest(trace::Args),
     /// Manifests to start from: `kapi scaffold crd`.
+    #[command(
+        after_help = "Examples:\n  kapi scaffold crd --group example.com --kind Widget > widget-crd.yaml"
+    )]
     Scaffold(scaffold::Args),
     /// Look at what kapi stored: `kapi etcd dump`.
+    #[command(
+        after_help = "Examples:\n  kapi etcd dump --resource configmaps -n default\n  kapi etcd dump --etcd-servers http://127.0.0.1:2379 --keys-only"
+    )]
     Etcd(etcd::Args),
     /// Register aggregated API servers with a running kapi: `register`, `list`, `unregister`.
+    #[command(
+        after_help = "Examples:\n  kapi apiservice register v1alpha1.wardle.example.com --url https://127.0.0.1:8443 --insecure-skip-tls-verify\n  kapi apiservice list\n  kapi apiservice unregister v1alpha1.wardle.example.com"
+    )]
     Apiservice(apiservice::Args),
     /// Run a sample aggregated API server (wardle.example.com: Flunders and Fischers).
     #[command(

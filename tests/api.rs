@@ -299,6 +299,36 @@ async fn post_json(c: &reqwest::Client, url: &str, body: &Value) -> Resp {
     .await
 }
 
+/// The ConfigMap upstream's root-CA publisher (kube-controller-manager)
+/// puts in every namespace, shortly after the namespace exists.
+const ROOT_CA: &str = "kube-root-ca.crt";
+
+/// Waits until the root-CA publisher has made `kube-root-ca.crt` in `ns`, so
+/// that a test which lists or watches the ConfigMaps there sees a settled
+/// set rather than racing with the controller.
+async fn root_ca_published(c: &reqwest::Client, url: &str, ns: &str) {
+    let u = format!("{url}/api/v1/namespaces/{ns}/configmaps/{ROOT_CA}");
+    let deadline = Instant::now() + EVENT_LIMIT;
+    loop {
+        if let Ok(r) = c.get(&u).send().await {
+            if r.status().is_success() {
+                return;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {ROOT_CA} in {ns} within {EVENT_LIMIT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// [`root_ca_published`] for tests that are not inside a runtime.
+fn wait_for_root_ca(k: &Kapi, ns: &str) {
+    let c = k.admin_client();
+    runtime().block_on(root_ca_published(&c, &k.url, ns));
+}
+
 fn cm_json(name: &str, data: Value) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": data})
 }
@@ -677,6 +707,9 @@ fn kubectl_label_annotate_selectors_replace_conflict_delete() {
             configmap_doc("kl", "c2", &[("x", "2")]),
         ]),
     );
+    // kl also gets the root-CA publisher's ConfigMap; wait for it so that the
+    // lists below are settled.
+    wait_for_root_ca(&k, "kl");
     assert_eq!(
         kubectl_ok(&k, &["label", "configmap", "c1", "-n", "kl", "env=prod"]).trim(),
         "configmap/c1 labeled"
@@ -727,7 +760,8 @@ fn kubectl_label_annotate_selectors_replace_conflict_delete() {
                 "name"
             ]
         ),
-        "configmap/c2\n"
+        // != also matches objects without the label, as upstream's does.
+        "configmap/c2\nconfigmap/kube-root-ca.crt\n"
     );
     assert_eq!(
         kubectl_ok(
@@ -807,7 +841,7 @@ fn kubectl_label_annotate_selectors_replace_conflict_delete() {
     );
     assert_eq!(
         kubectl_ok(&k, &["get", "configmaps", "-n", "kl", "-o", "name"]),
-        "configmap/c2\n"
+        "configmap/c2\nconfigmap/kube-root-ca.crt\n"
     );
 }
 
@@ -819,6 +853,7 @@ fn kubectl_chunked_list_returns_every_item_once() {
         parts.push(configmap_doc("kc", &format!("p{i}"), &[]));
     }
     kubectl_create(&k, &docs(&parts));
+    wait_for_root_ca(&k, "kc");
     let o = kubectl(
         &k,
         &[
@@ -837,6 +872,7 @@ fn kubectl_chunked_list_returns_every_item_once() {
     assert_eq!(
         names,
         [
+            "configmap/kube-root-ca.crt",
             "configmap/p1",
             "configmap/p2",
             "configmap/p3",
@@ -1215,6 +1251,7 @@ fn kube_list_pagination_follows_continue() {
         let client = kube_client(&k).await;
         within("pagination", async {
             kube_namespace(&client, "kube-page").await;
+            root_ca_published(&k.admin_client(), &k.url, "kube-page").await;
             let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-page");
             for i in 1..=5 {
                 api.create(&PostParams::default(), &kube_cm(&format!("p{i}"), &[]))
@@ -1238,8 +1275,12 @@ fn kube_list_pagination_follows_continue() {
                 }
                 assert!(pages.len() < 10, "pagination does not end: {pages:?}");
             }
-            assert_eq!(names, ["p1", "p2", "p3", "p4", "p5"], "pages: {pages:?}");
-            assert_eq!(pages, [(2, Some(3)), (2, Some(1)), (1, None)]);
+            assert_eq!(
+                names,
+                [ROOT_CA, "p1", "p2", "p3", "p4", "p5"],
+                "pages: {pages:?}"
+            );
+            assert_eq!(pages, [(2, Some(4)), (2, Some(2)), (2, None)]);
         })
         .await;
     });
@@ -1257,6 +1298,8 @@ fn kube_watch_sees_added_modified_deleted() {
         let client = kube_client(&k).await;
         within("watch", async {
             kube_namespace(&client, "kube-watch").await;
+            // Its root-CA ConfigMap made before the list, not during the watch.
+            root_ca_published(&k.admin_client(), &k.url, "kube-watch").await;
             let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-watch");
             let rv = api
                 .list(&ListParams::default())
@@ -1350,6 +1393,7 @@ fn kube_runtime_watcher_lists_then_follows() {
         let client = kube_client(&k).await;
         within("runtime watcher", async {
             kube_namespace(&client, "kube-rt").await;
+            root_ca_published(&k.admin_client(), &k.url, "kube-rt").await;
             let api: kube::Api<ConfigMap> = kube::Api::namespaced(client.clone(), "kube-rt");
             api.create(&PostParams::default(), &kube_cm("before", &[]))
                 .await
@@ -1373,7 +1417,7 @@ fn kube_runtime_watcher_lists_then_follows() {
                     other => panic!("before InitDone: {other:?}"),
                 }
             }
-            assert_eq!(initial, ["before"]);
+            assert_eq!(initial, ["before", ROOT_CA]);
             api.create(&PostParams::default(), &kube_cm("after", &[]))
                 .await
                 .expect("create after");
@@ -1748,9 +1792,17 @@ fn status_too_large_unsupported_media_not_acceptable() {
             "{v}"
         );
 
-        // nothing was created by any of them
+        // nothing was created by any of them (the root-CA publisher's
+        // ConfigMap may or may not be there yet: not ours)
         let r = call(&c, "GET", &base, &[], None).await;
-        assert_eq!(r.json()["items"], json!([]), "{}", r.text);
+        let names: Vec<String> = r.json()["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| i["metadata"]["name"].as_str().unwrap_or("").to_string())
+            .filter(|n| n != ROOT_CA)
+            .collect();
+        assert!(names.is_empty(), "{}", r.text);
     });
 }
 
@@ -1925,6 +1977,7 @@ fn table_and_partial_object_metadata() {
     let k = Kapi::start(&[]);
     runtime().block_on(async {
         let c = k.admin_client();
+        root_ca_published(&c, &k.url, "default").await;
         let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
         for (name, data) in [("t1", json!({"a": "1", "b": "2"})), ("t2", json!({}))] {
             let r = post_json(&c, &base, &cm_json(name, data)).await;
@@ -1952,17 +2005,20 @@ fn table_and_partial_object_metadata() {
         assert_eq!(cols, ["Name", "Data", "Age"]);
         assert_eq!(t["columnDefinitions"][0]["format"], "name");
         let rows = t["rows"].as_array().expect("rows");
-        assert_eq!(rows.len(), 2, "{t}");
-        assert_eq!(rows[0]["cells"][0], "t1");
-        assert_eq!(rows[0]["cells"][1], 2);
-        assert!(rows[0]["cells"][2].is_string(), "{t}");
-        assert_eq!(rows[1]["cells"][0], "t2");
-        assert_eq!(rows[1]["cells"][1], 0);
+        // the root-CA publisher's ConfigMap (one key, ca.crt), then ours
+        assert_eq!(rows.len(), 3, "{t}");
+        assert_eq!(rows[0]["cells"][0], ROOT_CA, "{t}");
+        assert_eq!(rows[0]["cells"][1], 1, "{t}");
+        assert_eq!(rows[1]["cells"][0], "t1");
+        assert_eq!(rows[1]["cells"][1], 2);
+        assert!(rows[1]["cells"][2].is_string(), "{t}");
+        assert_eq!(rows[2]["cells"][0], "t2");
+        assert_eq!(rows[2]["cells"][1], 0);
         // includeObject defaults to Metadata
-        assert_eq!(rows[0]["object"]["kind"], "PartialObjectMetadata", "{t}");
-        assert_eq!(rows[0]["object"]["apiVersion"], "meta.k8s.io/v1");
-        assert_eq!(rows[0]["object"]["metadata"]["name"], "t1");
-        assert!(rows[0]["object"].get("data").is_none());
+        assert_eq!(rows[1]["object"]["kind"], "PartialObjectMetadata", "{t}");
+        assert_eq!(rows[1]["object"]["apiVersion"], "meta.k8s.io/v1");
+        assert_eq!(rows[1]["object"]["metadata"]["name"], "t1");
+        assert!(rows[1]["object"].get("data").is_none());
 
         // a single object as a Table, with the whole object
         let r = call(
@@ -1995,8 +2051,8 @@ fn table_and_partial_object_metadata() {
         assert_eq!(l["kind"], "PartialObjectMetadataList");
         assert_eq!(l["apiVersion"], "meta.k8s.io/v1");
         let items = l["items"].as_array().expect("items");
-        assert_eq!(items.len(), 2);
-        for (i, name) in ["t1", "t2"].iter().enumerate() {
+        assert_eq!(items.len(), 3, "{l}");
+        for (i, name) in [ROOT_CA, "t1", "t2"].iter().enumerate() {
             assert_eq!(items[i]["kind"], "PartialObjectMetadata");
             assert_eq!(items[i]["apiVersion"], "meta.k8s.io/v1");
             assert_eq!(items[i]["metadata"]["name"], *name);
@@ -2025,6 +2081,8 @@ fn list_limit_has_continue_and_remaining_item_count() {
     let k = Kapi::start(&[]);
     runtime().block_on(async {
         let c = k.admin_client();
+        // six in all: the root-CA publisher's ConfigMap and l1..l5
+        root_ca_published(&c, &k.url, "default").await;
         let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
         for i in 1..=5 {
             let r = post_json(&c, &base, &cm_json(&format!("l{i}"), json!({}))).await;
@@ -2036,7 +2094,7 @@ fn list_limit_has_continue_and_remaining_item_count() {
         assert_eq!(v["kind"], "ConfigMapList");
         assert_eq!(v["apiVersion"], "v1");
         assert_eq!(v["items"].as_array().map(Vec::len), Some(2));
-        assert_eq!(v["metadata"]["remainingItemCount"], 3, "{}", v["metadata"]);
+        assert_eq!(v["metadata"]["remainingItemCount"], 4, "{}", v["metadata"]);
         assert!(
             v["metadata"]["continue"]
                 .as_str()
@@ -2044,8 +2102,8 @@ fn list_limit_has_continue_and_remaining_item_count() {
             "{}",
             v["metadata"]
         );
-        assert_eq!(v["items"][0]["metadata"]["name"], "l1");
-        assert_eq!(v["items"][1]["metadata"]["name"], "l2");
+        assert_eq!(v["items"][0]["metadata"]["name"], ROOT_CA);
+        assert_eq!(v["items"][1]["metadata"]["name"], "l1");
         // An unparseable token is a 400, as upstream's.
         let r = call(
             &c,
@@ -2159,6 +2217,7 @@ fn list_pages_of_a_namespace_cover_every_item_once() {
     let k = Kapi::start(&[]);
     runtime().block_on(async {
         let c = k.admin_client();
+        root_ca_published(&c, &k.url, "default").await;
         let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
         for i in 1..=5 {
             let r = post_json(&c, &base, &cm_json(&format!("l{i}"), json!({}))).await;
@@ -2166,7 +2225,11 @@ fn list_pages_of_a_namespace_cover_every_item_once() {
         }
         let got = pages(&c, &format!("{base}?limit=2")).await;
         let names: Vec<String> = got.iter().flat_map(|p| p.0.clone()).collect();
-        assert_eq!(names, ["l1", "l2", "l3", "l4", "l5"], "pages: {got:?}");
+        assert_eq!(
+            names,
+            [ROOT_CA, "l1", "l2", "l3", "l4", "l5"],
+            "pages: {got:?}"
+        );
         assert!(got.iter().all(|p| p.2 == got[0].2), "one snapshot: {got:?}");
     });
 }
@@ -2176,6 +2239,8 @@ fn table_and_partial_lists_carry_remaining_item_count() {
     let k = Kapi::start(&[]);
     runtime().block_on(async {
         let c = k.admin_client();
+        // six in all: the root-CA publisher's ConfigMap and r1..r5
+        root_ca_published(&c, &k.url, "default").await;
         let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
         for i in 1..=5 {
             let r = post_json(&c, &base, &cm_json(&format!("r{i}"), json!({}))).await;
@@ -2196,7 +2261,7 @@ fn table_and_partial_lists_carry_remaining_item_count() {
             .json();
             assert!(v["metadata"]["continue"].is_string(), "{accept}: {v}");
             assert_eq!(
-                v["metadata"]["remainingItemCount"], 3,
+                v["metadata"]["remainingItemCount"], 4,
                 "{accept}: {}",
                 v["metadata"]
             );
@@ -2209,6 +2274,9 @@ fn raw_watch_streams_events_and_honours_timeout() {
     let k = Kapi::start(&[]);
     runtime().block_on(async {
         let c = k.admin_client();
+        // The root-CA publisher's ConfigMap made before the list, so that the
+        // watch from the list's resourceVersion sees only ours.
+        root_ca_published(&c, &k.url, "default").await;
         let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
         let list = call(&c, "GET", &base, &[], None).await.json();
         let rv = list["metadata"]["resourceVersion"]
