@@ -136,9 +136,14 @@ fn progress(name: &str, what: &str) {
 /// Makes `NS` fresh: deletes a leftover one (waiting for it to go), creates it.
 async fn fresh_namespace(t: &Target, c: &Conn) -> Result<()> {
     let uri = t.uri(&format!("/api/v1/namespaces/{NS}"));
-    let (s, _) = c.clone().call(Method::GET, uri.clone(), Bytes::new()).await?;
+    let (s, _) = c
+        .clone()
+        .call(Method::GET, uri.clone(), Bytes::new())
+        .await?;
     if s == StatusCode::OK {
-        c.clone().call(Method::DELETE, uri.clone(), Bytes::new()).await?;
+        c.clone()
+            .call(Method::DELETE, uri.clone(), Bytes::new())
+            .await?;
         wait_gone(t, c, Duration::from_secs(300)).await?;
     }
     let body = Bytes::from(format!(
@@ -158,7 +163,10 @@ async fn wait_gone(t: &Target, c: &Conn, limit: Duration) -> Result<()> {
     let uri = t.uri(&format!("/api/v1/namespaces/{NS}"));
     let deadline = Instant::now() + limit;
     loop {
-        let (s, _) = c.clone().call(Method::GET, uri.clone(), Bytes::new()).await?;
+        let (s, _) = c
+            .clone()
+            .call(Method::GET, uri.clone(), Bytes::new())
+            .await?;
         if s == StatusCode::NOT_FOUND {
             return Ok(());
         }
@@ -229,17 +237,32 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
         expect: StatusCode::OK,
         min_len: z.list_objects * 1024,
     };
-    progress(name, &format!("lists of {}, 1 client ({})", z.list_objects, z.lists_1));
+    progress(
+        name,
+        &format!("lists of {}, 1 client ({})", z.list_objects, z.lists_1),
+    );
     let st = common::load(&one, z.lists_1, list_op()).await;
     note_errors(s, "lists, 1 client", &st);
     s.lists_1 = Some(st);
-    progress(name, &format!("lists of {}, {CLIENTS} clients ({})", z.list_objects, z.lists_32));
+    progress(
+        name,
+        &format!(
+            "lists of {}, {CLIENTS} clients ({})",
+            z.list_objects, z.lists_32
+        ),
+    );
     let st = common::load(&many, z.lists_32, list_op()).await;
     note_errors(s, "lists, 32 clients", &st);
     s.lists_32 = Some(st);
 
     if let Some((endpoints, _)) = &cx.etcd {
-        progress(name, &format!("raw etcd transactional puts, {CLIENTS} clients ({})", z.creates_32));
+        progress(
+            name,
+            &format!(
+                "raw etcd transactional puts, {CLIENTS} clients ({})",
+                z.creates_32
+            ),
+        );
         match raw_etcd(endpoints, z.creates_32, CLIENTS).await {
             Ok(st) => {
                 note_errors(s, "raw etcd puts", &st);
@@ -249,7 +272,10 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
         }
     }
 
-    progress(name, &format!("creates, {CLIENTS} clients ({})", z.creates_32));
+    progress(
+        name,
+        &format!("creates, {CLIENTS} clients ({})", z.creates_32),
+    );
     let bodies: Vec<Bytes> = (0..z.creates_32)
         .map(|i| configmap(&format!("c-{i}")))
         .collect();
@@ -299,9 +325,16 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
     );
     match async {
         let conns = t.connect_many(WATCH_CONNS).await?;
-        common::fanout(t, &conns, &one[0], NS, z.watchers, z.changes, z.burst, |k| {
-            configmap(&format!("fan-{k}"))
-        })
+        common::fanout(
+            t,
+            &conns,
+            &one[0],
+            NS,
+            z.watchers,
+            z.changes,
+            z.burst,
+            |k| configmap(&format!("fan-{k}")),
+        )
         .await
     }
     .await
@@ -371,7 +404,11 @@ async fn raw_etcd(endpoints: &[String], total: usize, clients: usize) -> Result<
                         etcd_client::CompareOp::Equal,
                         0,
                     )])
-                    .and_then([etcd_client::TxnOp::put(key.clone(), values[i].clone(), None)])
+                    .and_then([etcd_client::TxnOp::put(
+                        key.clone(),
+                        values[i].clone(),
+                        None,
+                    )])
                     .or_else([etcd_client::TxnOp::get(key, None)]);
                 let t = Instant::now();
                 match c.txn(txn).await {
@@ -404,8 +441,11 @@ async fn raw_etcd(endpoints: &[String], total: usize, clients: usize) -> Result<
     st.secs = start.elapsed().as_secs_f64();
     st.lat_us.sort_unstable();
     let mut c = client.clone();
-    c.delete(prefix, Some(etcd_client::DeleteOptions::new().with_prefix()))
-        .await?;
+    c.delete(
+        prefix,
+        Some(etcd_client::DeleteOptions::new().with_prefix()),
+    )
+    .await?;
     Ok(st)
 }
 
@@ -474,7 +514,9 @@ async fn wait_ready(t: &Target, limit: Duration) -> Result<()> {
     let deadline = Instant::now() + limit;
     loop {
         if let Ok(mut c) = t.connect().await {
-            if let Ok((StatusCode::OK, b)) = c.call(Method::GET, t.uri("/readyz"), Bytes::new()).await {
+            if let Ok((StatusCode::OK, b)) =
+                c.call(Method::GET, t.uri("/readyz"), Bytes::new()).await
+            {
                 if &b[..] == b"ok" {
                     return Ok(());
                 }
@@ -681,7 +723,9 @@ fn fmt_num(v: Option<f64>) -> String {
         Some(v) if v.is_nan() => "-".into(),
         Some(v) if v.abs() >= 1000.0 => {
             let s = format!("{:.0}", v);
-            let (neg, digits) = s.strip_prefix('-').map_or((false, s.as_str()), |d| (true, d));
+            let (neg, digits) = s
+                .strip_prefix('-')
+                .map_or((false, s.as_str()), |d| (true, d));
             let mut out = String::new();
             for (i, ch) in digits.chars().enumerate() {
                 if i > 0 && (digits.len() - i) % 3 == 0 {
@@ -727,8 +771,16 @@ fn figures(r: &Results) -> Vec<Figure> {
     };
     let add_ratios = |f: &mut Figure, measured: Option<f64>, reference: Option<f64>| {
         let (o, name) = other(measured, reference);
-        let e = f.rows.iter().find(|r| r.key == "kapi-embedded").and_then(|r| r.value);
-        let k = f.rows.iter().find(|r| r.key == "kapi-etcd").and_then(|r| r.value);
+        let e = f
+            .rows
+            .iter()
+            .find(|r| r.key == "kapi-embedded")
+            .and_then(|r| r.value);
+        let k = f
+            .rows
+            .iter()
+            .find(|r| r.key == "kapi-etcd")
+            .and_then(|r| r.value);
         if let Some(x) = ratio(e, o) {
             f.ratios.push((format!("kapi-embedded / {name}"), x));
         }
@@ -809,7 +861,10 @@ fn figures(r: &Results) -> Vec<Figure> {
         ),
         (
             "rss_loaded",
-            format!("RSS with {} ConfigMaps of 1 KiB (MiB)", fmt_num(Some(z.objects() as f64))),
+            format!(
+                "RSS with {} ConfigMaps of 1 KiB (MiB)",
+                fmt_num(Some(z.objects() as f64))
+            ),
             |s: &Suite| s.loaded_rss,
             |s: &Suite| s.etcd_loaded_rss,
             upstream_ref::RSS_LOADED_MIB,
@@ -822,8 +877,16 @@ fn figures(r: &Results) -> Vec<Figure> {
             unit: "MiB",
             rows: vec![
                 plain("kapi-embedded", "kapi (embedded store)", emb.and_then(pick)),
-                plain("kapi-etcd", "kapi (on etcd), kapi process", etc.and_then(pick)),
-                plain("etcd", "etcd process (kapi-etcd's store)", etc.and_then(epick)),
+                plain(
+                    "kapi-etcd",
+                    "kapi (on etcd), kapi process",
+                    etc.and_then(pick),
+                ),
+                plain(
+                    "etcd",
+                    "etcd process (kapi-etcd's store)",
+                    etc.and_then(epick),
+                ),
                 plain("upstream-ref", "upstream (reference)", Some(reference)),
             ],
             ratios: vec![],
@@ -842,7 +905,10 @@ fn figures(r: &Results) -> Vec<Figure> {
                 f.ratios.push(("kapi-etcd / upstream (ref)".into(), x));
             }
         }
-        for (who, v) in [("kapi-embedded", f.rows[0].value), ("kapi-etcd", f.rows[1].value)] {
+        for (who, v) in [
+            ("kapi-embedded", f.rows[0].value),
+            ("kapi-etcd", f.rows[1].value),
+        ] {
             f.goals.push(Goal {
                 who,
                 text: format!("<= {limit} MiB"),
@@ -857,13 +923,19 @@ fn figures(r: &Results) -> Vec<Figure> {
     let rates: [(&'static str, String, Pick, Option<f64>); 6] = [
         (
             "creates_1",
-            format!("creates/s, 1 client ({} ConfigMaps of 1 KiB)", z.list_objects),
+            format!(
+                "creates/s, 1 client ({} ConfigMaps of 1 KiB)",
+                z.list_objects
+            ),
             |s| s.creates_1.as_ref(),
             None,
         ),
         (
             "creates_32",
-            format!("creates/s, {CLIENTS} clients ({} ConfigMaps of 1 KiB)", fmt_num(Some(z.creates_32 as f64))),
+            format!(
+                "creates/s, {CLIENTS} clients ({} ConfigMaps of 1 KiB)",
+                fmt_num(Some(z.creates_32 as f64))
+            ),
             |s| s.creates_32.as_ref(),
             Some(upstream_ref::CREATES_32),
         ),
@@ -875,13 +947,19 @@ fn figures(r: &Results) -> Vec<Figure> {
         ),
         (
             "gets_32",
-            format!("gets/s, {CLIENTS} clients ({} gets)", fmt_num(Some(z.gets_32 as f64))),
+            format!(
+                "gets/s, {CLIENTS} clients ({} gets)",
+                fmt_num(Some(z.gets_32 as f64))
+            ),
             |s| s.gets_32.as_ref(),
             Some(upstream_ref::GETS_32),
         ),
         (
             "lists_1",
-            format!("lists of {} objects/s, 1 client ({} lists)", z.list_objects, z.lists_1),
+            format!(
+                "lists of {} objects/s, 1 client ({} lists)",
+                z.list_objects, z.lists_1
+            ),
             |s| s.lists_1.as_ref(),
             None,
         ),
@@ -998,8 +1076,16 @@ fn figures(r: &Results) -> Vec<Figure> {
     {
         let p99 = |key: &str| f.rows.iter().find(|r| r.key == key).and_then(|r| r.p99);
         let (e, k) = (p99("kapi-embedded"), p99("kapi-etcd"));
-        let o = if ag.is_some() { p99("upstream") } else { Some(upstream_ref::WATCH_P99_MS) };
-        let name = if ag.is_some() { "upstream" } else { "upstream (ref)" };
+        let o = if ag.is_some() {
+            p99("upstream")
+        } else {
+            Some(upstream_ref::WATCH_P99_MS)
+        };
+        let name = if ag.is_some() {
+            "upstream"
+        } else {
+            "upstream (ref)"
+        };
         if let Some(x) = ratio(e, o) {
             f.ratios.push((format!("p99 kapi-embedded / {name}"), x));
         }
@@ -1068,10 +1154,7 @@ fn print_figure(f: &Figure) {
     if lat {
         println!(
             "  {:<44} {:>12} {:>10} {:>10}",
-            "server",
-            f.unit,
-            "p50 ms",
-            "p99 ms"
+            "server", f.unit, "p50 ms", "p99 ms"
         );
     } else {
         println!("  {:<44} {:>12}", "server", f.unit);
@@ -1183,7 +1266,11 @@ fn report(r: &Results, smoke: bool, elapsed: Duration) -> Result<PathBuf> {
     println!();
     println!(
         "kapi benchmarks{} ({} CPUs{}; kapi {}; {:.0} s)",
-        if smoke { " --smoke (small counts: figures are not meaningful)" } else { "" },
+        if smoke {
+            " --smoke (small counts: figures are not meaningful)"
+        } else {
+            ""
+        },
         std::thread::available_parallelism().map_or(0, |n| n.get()),
         cpu_model().map(|m| format!(", {m}")).unwrap_or_default(),
         git_rev().unwrap_or_else(|| "?".into()),
@@ -1261,7 +1348,10 @@ fn main() {
     let sizes = Sizes::new(smoke);
     let t0 = Instant::now();
 
-    progress("kapi-embedded", &format!("start-up, {} runs each", sizes.startup_runs));
+    progress(
+        "kapi-embedded",
+        &format!("start-up, {} runs each", sizes.startup_runs),
+    );
     let startup = startup(bin, sizes.startup_runs);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

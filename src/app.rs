@@ -58,6 +58,8 @@ pub struct Started {
     backend: Arc<dyn Backend>,
     shutting_down: Arc<AtomicBool>,
     serving: JoinHandle<()>,
+    /// The controller manager, awaited on shutdown so it can hand its lease back.
+    manager: Arc<parking_lot::Mutex<Option<JoinHandle<()>>>>,
 }
 
 /// How long in-flight requests get to finish after a stop is asked for.
@@ -71,6 +73,10 @@ impl Started {
         self.stop.cancel();
         self.background.cancel();
         let _ = self.serving.await;
+        let manager = self.manager.lock().take();
+        if let Some(m) = manager {
+            let _ = tokio::time::timeout(Duration::from_secs(5), m).await;
+        }
         self.backend.close().await;
     }
 }
@@ -209,8 +215,11 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         cfg.controllers.clone(),
     );
     let identity = format!("kapi-{}", uuid::Uuid::new_v4());
+    let manager_task = Arc::new(parking_lot::Mutex::new(None));
+    let task = manager_task.clone();
     hooks.add("start-kube-controller-manager", move || async move {
-        tokio::spawn(manager.run(mgr_registries, identity, selection, mgr_stop));
+        let handle = tokio::spawn(manager.run(mgr_registries, identity, selection, mgr_stop));
+        *task.lock() = Some(handle);
         Ok(())
     });
     let (boot, boot_stop) = (registries.clone(), background.child_token());
@@ -391,6 +400,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         backend,
         shutting_down,
         serving,
+        manager: manager_task,
     })
 }
 

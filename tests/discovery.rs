@@ -314,3 +314,152 @@ fn kube_discovery_lists_every_group() {
         assert_eq!(caps.scope, kube::discovery::Scope::Cluster);
     });
 }
+
+/// Polls `f` every 20 ms; the time it took for `f` to hold, or a panic
+/// naming `what` after `limit`.
+fn within(
+    limit: std::time::Duration,
+    what: &str,
+    mut f: impl FnMut() -> bool,
+) -> std::time::Duration {
+    let start = std::time::Instant::now();
+    while !f() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    start.elapsed()
+}
+
+#[test]
+fn a_crd_shows_in_discovery_and_openapi_within_a_second_and_leaves_again() {
+    use std::io::Write;
+    let k = Kapi::start(&[]);
+    let client = k.admin_client();
+    let rt = runtime();
+    let get = |path: &str, accept: &str| -> (u16, serde_json::Value) {
+        rt.block_on(async {
+            let r = client
+                .get(format!("{}{path}", k.url))
+                .header("Accept", accept)
+                .send()
+                .await
+                .expect("get");
+            let code = r.status().as_u16();
+            (code, r.json().await.unwrap_or(serde_json::Value::Null))
+        })
+    };
+    const AGG: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    let in_discovery = |get: &dyn Fn(&str, &str) -> (u16, serde_json::Value)| {
+        let (_, doc) = get("/apis", AGG);
+        doc["items"].as_array().into_iter().flatten().any(|g| {
+            g["metadata"]["name"] == "example.com"
+                && g["versions"][0]["resources"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .any(|r| r["resource"] == "gadgets" && r["responseKind"]["kind"] == "Gadget")
+        })
+    };
+    let in_openapi = |get: &dyn Fn(&str, &str) -> (u16, serde_json::Value)| {
+        let (_, index) = get("/openapi/v3", "application/json");
+        index["paths"].get("apis/example.com/v1").is_some()
+    };
+    assert!(!in_discovery(&get) && !in_openapi(&get));
+    let (ok, crd, err) = run(std::process::Command::new(common::kapi_bin()).args([
+        "scaffold",
+        "crd",
+        "--group",
+        "example.com",
+        "--kind",
+        "Gadget",
+    ]));
+    assert!(ok, "{err}");
+    let mut child = k
+        .kubectl()
+        .args(["create", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(crd.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("kubectl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second = std::time::Duration::from_secs(1);
+    within(second, "the CRD in aggregated discovery", || {
+        in_discovery(&get)
+    });
+    within(second, "the CRD in the OpenAPI v3 index", || {
+        in_openapi(&get)
+    });
+    let (code, doc) = get("/openapi/v3/apis/example.com/v1", "application/json");
+    assert_eq!(code, 200);
+    let schema = &doc["components"]["schemas"]["com.example.v1.Gadget"];
+    assert_eq!(
+        schema["x-kubernetes-group-version-kind"][0]["kind"], "Gadget",
+        "{schema:#}"
+    );
+    assert_eq!(
+        schema["properties"]["spec"]["properties"]["replicas"]["type"],
+        "integer"
+    );
+    let (_, v2) = get("/openapi/v2", "application/json");
+    assert!(v2["definitions"].get("com.example.v1.Gadget").is_some());
+    // kubectl learns the new kind from both.
+    let (ok, out, err) =
+        run(k
+            .kubectl()
+            .args(["api-resources", "--api-group=example.com", "-o", "name"]));
+    assert!(ok && out.trim() == "gadgets.example.com", "{out}{err}");
+    let (ok, out, err) = run(k.kubectl().args(["explain", "gadget.spec.replicas"]));
+    assert!(ok && out.contains("<integer>"), "{out}{err}");
+    let mut child = k
+        .kubectl()
+        .args(["apply", "-f", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("kubectl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n  namespace: default\nspec:\n  replicas: 2\n  bogus: 1\n")
+        .expect("write");
+    let out = child.wait_with_output().expect("kubectl");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "an unknown field was accepted");
+    assert!(
+        err.contains("unknown field") && err.contains("bogus"),
+        "{err}"
+    );
+    // Removed, it leaves both within a second.
+    let (ok, _, err) =
+        run(k
+            .kubectl()
+            .args(["delete", "crd", "gadgets.example.com", "--wait=false"]));
+    assert!(ok, "{err}");
+    within(second * 5, "the CRD gone from aggregated discovery", || {
+        !in_discovery(&get)
+    });
+    within(second, "the CRD gone from the OpenAPI v3 index", || {
+        !in_openapi(&get)
+    });
+    let (code, _) = get("/openapi/v3/apis/example.com/v1", "application/json");
+    assert_eq!(code, 404);
+    let (ok, out, _) =
+        run(k
+            .kubectl()
+            .args(["api-resources", "--api-group=example.com", "-o", "name"]));
+    assert!(ok && out.trim().is_empty(), "{out}");
+}

@@ -91,7 +91,11 @@ struct KContext {
     user: String,
 }
 
-fn read_data(inline: &Option<String>, file: &Option<PathBuf>, base: &Path) -> Result<Option<Vec<u8>>> {
+fn read_data(
+    inline: &Option<String>,
+    file: &Option<PathBuf>,
+    base: &Path,
+) -> Result<Option<Vec<u8>>> {
     use base64::Engine as _;
     if let Some(d) = inline {
         let v = base64::engine::general_purpose::STANDARD
@@ -149,7 +153,9 @@ impl Target {
             .find(|u| u.name == context.context.user)
             .map(|u| &u.user);
         let server = cluster.server.trim_end_matches('/').to_string();
-        let uri: Uri = server.parse().with_context(|| format!("server {server:?}"))?;
+        let uri: Uri = server
+            .parse()
+            .with_context(|| format!("server {server:?}"))?;
         if uri.scheme_str() != Some("https") {
             bail!("{}: server {server} is not https", ctx());
         }
@@ -160,9 +166,12 @@ impl Target {
             .trim_end_matches(']')
             .to_string();
         let port = uri.port_u16().unwrap_or(443);
-        let sni = cluster.tls_server_name.clone().unwrap_or_else(|| host.clone());
-        let server_name = ServerName::try_from(sni.clone())
-            .map_err(|e| anyhow!("server name {sni:?}: {e}"))?;
+        let sni = cluster
+            .tls_server_name
+            .clone()
+            .unwrap_or_else(|| host.clone());
+        let server_name =
+            ServerName::try_from(sni.clone()).map_err(|e| anyhow!("server name {sni:?}: {e}"))?;
 
         let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
         let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
@@ -178,9 +187,8 @@ impl Target {
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(NoVerify(provider)))
         } else {
-            let ca = ca.ok_or_else(|| {
-                anyhow!("{}: no certificate-authority and not insecure", ctx())
-            })?;
+            let ca =
+                ca.ok_or_else(|| anyhow!("{}: no certificate-authority and not insecure", ctx()))?;
             let mut roots = rustls::RootCertStore::empty();
             for c in CertificateDer::pem_slice_iter(&ca) {
                 roots.add(c?)?;
@@ -268,7 +276,9 @@ impl Target {
         let mut out = Vec::with_capacity(n);
         for _ in 0..n {
             let mut c = self.connect().await?;
-            let (status, _) = c.call(Method::GET, self.uri("/version"), Bytes::new()).await?;
+            let (status, _) = c
+                .call(Method::GET, self.uri("/version"), Bytes::new())
+                .await?;
             if !status.is_success() {
                 bail!("GET /version: {status}");
             }
@@ -354,14 +364,24 @@ impl Conn {
     }
 
     /// Sends a request and returns the response with its body unread.
-    pub async fn send(&mut self, method: Method, uri: Uri, body: Bytes) -> Result<Response<Incoming>> {
+    pub async fn send(
+        &mut self,
+        method: Method,
+        uri: Uri,
+        body: Bytes,
+    ) -> Result<Response<Incoming>> {
         let req = self.request(method, uri, body);
         self.tx.ready().await?;
         Ok(self.tx.send_request(req).await?)
     }
 
     /// Sends a request and reads the whole body.
-    pub async fn call(&mut self, method: Method, uri: Uri, body: Bytes) -> Result<(StatusCode, Bytes)> {
+    pub async fn call(
+        &mut self,
+        method: Method,
+        uri: Uri,
+        body: Bytes,
+    ) -> Result<(StatusCode, Bytes)> {
         let resp = self.send(method, uri, body).await?;
         let status = resp.status();
         let body = resp.into_body().collect().await?.to_bytes();
@@ -369,7 +389,12 @@ impl Conn {
     }
 
     /// Sends a request and drains the body, counting its bytes only.
-    pub async fn call_len(&mut self, method: Method, uri: Uri, body: Bytes) -> Result<(StatusCode, usize)> {
+    pub async fn call_len(
+        &mut self,
+        method: Method,
+        uri: Uri,
+        body: Bytes,
+    ) -> Result<(StatusCode, usize)> {
         let resp = self.send(method, uri, body).await?;
         let status = resp.status();
         let mut body = resp.into_body();
@@ -688,7 +713,11 @@ pub async fn fanout(
     let coll = format!("/api/v1/namespaces/{ns}/configmaps");
     let (status, list) = writer
         .clone()
-        .call(Method::GET, target.uri(&format!("{coll}?limit=1")), Bytes::new())
+        .call(
+            Method::GET,
+            target.uri(&format!("{coll}?limit=1")),
+            Bytes::new(),
+        )
         .await?;
     if status != StatusCode::OK {
         bail!("GET {coll}?limit=1: {status}");
@@ -721,7 +750,10 @@ pub async fn fanout(
             let resp = match c.send(Method::GET, uri, Bytes::new()).await {
                 Ok(r) if r.status() == StatusCode::OK => r,
                 Ok(r) => {
-                    failed.lock().unwrap().push(format!("watch: {}", r.status()));
+                    failed
+                        .lock()
+                        .unwrap()
+                        .push(format!("watch: {}", r.status()));
                     notify.notify_one();
                     return arrivals;
                 }
@@ -791,7 +823,10 @@ pub async fn fanout(
             let deadline = Instant::now() + limit;
             loop {
                 let n = notify.notified();
-                if ks.clone().all(|k| counts[k].load(Ordering::SeqCst) >= watchers) {
+                if ks
+                    .clone()
+                    .all(|k| counts[k].load(Ordering::SeqCst) >= watchers)
+                {
                     return true;
                 }
                 if Instant::now() > deadline {
@@ -818,7 +853,9 @@ pub async fn fanout(
     let mut posts = Vec::with_capacity(burst);
     for b in bodies {
         let (mut c, u) = (writer.clone(), coll_uri.clone());
-        posts.push(tokio::spawn(async move { c.call_len(Method::POST, u, b).await }));
+        posts.push(tokio::spawn(
+            async move { c.call_len(Method::POST, u, b).await },
+        ));
     }
     for p in posts {
         let (s, _) = p.await??;

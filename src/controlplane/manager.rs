@@ -123,8 +123,18 @@ impl Manager {
                 _ => {}
             }
             tokio::select! {
-                                _ = tokio::time::sleep(wait) => {}
-                _ = stop.cancelled() => return,
+                _ = tokio::time::sleep(wait) => {}
+                _ = stop.cancelled() => {
+                    if let Some(token) = leading {
+                        token.cancel();
+                        // As upstream's ReleaseOnCancel: the next instance
+                        // takes over at once instead of after the lease term.
+                        if let Err(e) = release(&registries, &identity).await {
+                            tracing::debug!(error = %e, "releasing the controller-manager lease");
+                        }
+                    }
+                    return;
+                }
             }
         }
     }
@@ -138,6 +148,30 @@ fn micro_now() -> String {
     chrono::Utc::now()
         .format("%Y-%m-%dT%H:%M:%S%.6fZ")
         .to_string()
+}
+
+/// Gives the lease up: no holder, so any instance may take it now.
+async fn release(registries: &Registries, identity: &str) -> Result<(), String> {
+    let leases = registries
+        .get("coordination.k8s.io", "v1", "leases")
+        .ok_or("leases are not served")?;
+    let bytes = leases
+        .get_object("kube-system", LEASE, None)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut lease: Value = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+    if lease["spec"]["holderIdentity"].as_str() != Some(identity) {
+        return Ok(());
+    }
+    let spec = &mut lease["spec"];
+    spec["holderIdentity"] = json!("");
+    spec["leaseDurationSeconds"] = json!(1);
+    spec["renewTime"] = json!(micro_now());
+    leases
+        .update("kube-system", LEASE, lease, None, &WriteOptions::default())
+        .await
+        .map(|_| ())
+        .map_err(|e| e.to_string())
 }
 
 /// Acquires or renews the lease; true while this identity holds it.
@@ -175,7 +209,7 @@ async fn try_lead(registries: &Registries, identity: &str) -> Result<bool, Strin
                 chrono::Utc::now()
                     > r.with_timezone(&chrono::Utc) + chrono::Duration::seconds(duration)
             });
-            if holder != identity && !expired {
+            if holder != identity && !holder.is_empty() && !expired {
                 return Ok(false);
             }
             if holder != identity {
