@@ -62,7 +62,7 @@ impl Sizes {
                 list_objects: 50,
                 creates_32: 450,
                 gets_1: 200,
-                gets_32: 2_000,
+                gets_32: 30_000,
                 lists_1: 20,
                 lists_32: 100,
                 watchers: 100,
@@ -225,6 +225,7 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
             expect: StatusCode::CREATED,
             min_len: 0,
         },
+        cx.kapi_pid,
     )
     .await;
     note_errors(s, "creates, 1 client", &st);
@@ -241,7 +242,7 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
         name,
         &format!("lists of {}, 1 client ({})", z.list_objects, z.lists_1),
     );
-    let st = common::load(&one, z.lists_1, list_op()).await;
+    let st = common::load(&one, z.lists_1, list_op(), cx.kapi_pid).await;
     note_errors(s, "lists, 1 client", &st);
     s.lists_1 = Some(st);
     progress(
@@ -251,7 +252,7 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
             z.list_objects, z.lists_32
         ),
     );
-    let st = common::load(&many, z.lists_32, list_op()).await;
+    let st = common::load(&many, z.lists_32, list_op(), cx.kapi_pid).await;
     note_errors(s, "lists, 32 clients", &st);
     s.lists_32 = Some(st);
 
@@ -263,7 +264,14 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
                 z.creates_32
             ),
         );
-        match raw_etcd(endpoints, z.creates_32, CLIENTS).await {
+        match raw_etcd(
+            endpoints,
+            z.creates_32,
+            CLIENTS,
+            cx.etcd.as_ref().and_then(|e| e.1),
+        )
+        .await
+        {
             Ok(st) => {
                 note_errors(s, "raw etcd puts", &st);
                 s.raw_etcd_32 = Some(st);
@@ -289,6 +297,7 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
             expect: StatusCode::CREATED,
             min_len: 0,
         },
+        cx.kapi_pid,
     )
     .await;
     note_errors(s, "creates, 32 clients", &st);
@@ -307,11 +316,11 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
         min_len: 1024,
     };
     progress(name, &format!("gets, 1 client ({})", z.gets_1));
-    let st = common::load(&one, z.gets_1, get_op()).await;
+    let st = common::load(&one, z.gets_1, get_op(), cx.kapi_pid).await;
     note_errors(s, "gets, 1 client", &st);
     s.gets_1 = Some(st);
     progress(name, &format!("gets, {CLIENTS} clients ({})", z.gets_32));
-    let st = common::load(&many, z.gets_32, get_op()).await;
+    let st = common::load(&many, z.gets_32, get_op(), cx.kapi_pid).await;
     note_errors(s, "gets, 32 clients", &st);
     s.gets_32 = Some(st);
     drop(many);
@@ -377,7 +386,12 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
 
 /// Transactional 1 KiB puts (create-if-absent, as kapi's create) straight
 /// through the etcd-client crate, one client shared by `clients` tasks.
-async fn raw_etcd(endpoints: &[String], total: usize, clients: usize) -> Result<Stats> {
+async fn raw_etcd(
+    endpoints: &[String],
+    total: usize,
+    clients: usize,
+    etcd_pid: Option<u32>,
+) -> Result<Stats> {
     let client = etcd_client::Client::connect(endpoints, None).await?;
     let prefix = "/kapi-bench-raw/configmaps/";
     let values: std::sync::Arc<Vec<Vec<u8>>> = std::sync::Arc::new(
@@ -386,6 +400,10 @@ async fn raw_etcd(endpoints: &[String], total: usize, clients: usize) -> Result<
             .collect(),
     );
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let cpu0 = (
+        common::cpu_secs(std::process::id()),
+        etcd_pid.and_then(common::cpu_secs),
+    );
     let start = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..clients {
@@ -440,6 +458,13 @@ async fn raw_etcd(endpoints: &[String], total: usize, clients: usize) -> Result<
     }
     st.secs = start.elapsed().as_secs_f64();
     st.lat_us.sort_unstable();
+    st.gen_cpu_s = common::cpu_secs(std::process::id())
+        .zip(cpu0.0)
+        .map(|(b, a)| b - a);
+    st.server_cpu_s = etcd_pid
+        .and_then(common::cpu_secs)
+        .zip(cpu0.1)
+        .map(|(b, a)| b - a);
     let mut c = client.clone();
     c.delete(
         prefix,
@@ -672,6 +697,8 @@ struct Row {
     value: Option<f64>,
     p50: Option<f64>,
     p99: Option<f64>,
+    /// CPU use during the run, % of one core: load generator, server.
+    cpu: Option<(Option<f64>, Option<f64>)>,
 }
 
 struct Goal {
@@ -704,6 +731,10 @@ fn stats_row(key: &'static str, label: &str, st: Option<&Stats>) -> Row {
         value: st.map(|s| s.rate()),
         p50: st.map(|s| s.p_ms(0.5)),
         p99: st.map(|s| s.p_ms(0.99)),
+        cpu: st.map(|s| {
+            let pct = |c: Option<f64>| c.map(|c| c / s.secs * 100.0);
+            (pct(s.gen_cpu_s), pct(s.server_cpu_s))
+        }),
     }
 }
 
@@ -714,6 +745,7 @@ fn plain(key: &'static str, label: &str, v: Option<f64>) -> Row {
         value: v,
         p50: None,
         p99: None,
+        cpu: None,
     }
 }
 
@@ -816,7 +848,7 @@ fn figures(r: &Results) -> Vec<Figure> {
         let mut f = Figure {
             key,
             title: format!(
-                "{title} (ms; {} runs: median, p50, p99)",
+                "{title} (ms; {} runs; value: median)",
                 v.map_or(0, |v| v.len())
             ),
             unit: "ms",
@@ -826,6 +858,7 @@ fn figures(r: &Results) -> Vec<Figure> {
                 value: v.map(|v| common::pct(v, 0.5)),
                 p50: v.map(|v| common::pct(v, 0.5)),
                 p99: v.map(|v| common::pct(v, 0.99)),
+                cpu: None,
             }],
             ratios: vec![],
             goals: vec![],
@@ -1046,6 +1079,7 @@ fn figures(r: &Results) -> Vec<Figure> {
         value: f.map(|f| common::pct(&f.all_ms, 0.5)),
         p50: f.map(|f| common::pct(&f.lat_ms, 0.5)),
         p99: f.map(|f| common::pct(&f.lat_ms, 0.99)),
+        cpu: None,
     };
     let mut f = Figure {
         key: "watch_fanout_latency",
@@ -1071,6 +1105,7 @@ fn figures(r: &Results) -> Vec<Figure> {
             value: None,
             p50: None,
             p99: Some(upstream_ref::WATCH_P99_MS),
+            cpu: None,
         });
     }
     {
@@ -1151,10 +1186,23 @@ fn print_figure(f: &Figure) {
     println!();
     println!("{}", f.title);
     let lat = f.rows.iter().any(|r| r.p50.is_some() || r.p99.is_some());
+    let cpu = f.rows.iter().any(|r| r.cpu.is_some());
+    let cpu_col = |r: &Row| match r.cpu {
+        Some((g, s)) => format!(
+            "{}/{}",
+            g.map_or("-".into(), |g| format!("{g:.0}")),
+            s.map_or("-".into(), |s| format!("{s:.0}"))
+        ),
+        None => String::new(),
+    };
     if lat {
         println!(
-            "  {:<44} {:>12} {:>10} {:>10}",
-            "server", f.unit, "p50 ms", "p99 ms"
+            "  {:<44} {:>12} {:>10} {:>10} {:>16}",
+            "server",
+            f.unit,
+            "p50 ms",
+            "p99 ms",
+            if cpu { "CPU% gen/server" } else { "" }
         );
     } else {
         println!("  {:<44} {:>12}", "server", f.unit);
@@ -1162,11 +1210,12 @@ fn print_figure(f: &Figure) {
     for r in &f.rows {
         if lat {
             println!(
-                "  {:<44} {:>12} {:>10} {:>10}",
+                "  {:<44} {:>12} {:>10} {:>10} {:>16}",
                 r.label,
                 fmt_num(r.value),
                 fmt_num(r.p50),
-                fmt_num(r.p99)
+                fmt_num(r.p99),
+                cpu_col(r)
             );
         } else {
             println!("  {:<44} {:>12}", r.label, fmt_num(r.value));
@@ -1212,6 +1261,10 @@ fn figure_json(f: &Figure) -> Value {
             if r.p50.is_some() || r.p99.is_some() {
                 v["p50_ms"] = json!(r.p50.filter(|v| v.is_finite()));
                 v["p99_ms"] = json!(r.p99.filter(|v| v.is_finite()));
+            }
+            if let Some((g, s)) = r.cpu {
+                v["load_generator_cpu_pct"] = json!(g);
+                v["server_cpu_pct"] = json!(s);
             }
             (r.key.to_string(), v)
         })
@@ -1353,10 +1406,20 @@ fn main() {
         &format!("start-up, {} runs each", sizes.startup_runs),
     );
     let startup = startup(bin, sizes.startup_runs);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let threads = std::env::var("KAPI_BENCH_GEN_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok());
+    let rt = match threads {
+        Some(1) => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
+        Some(n) => tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(n)
+            .enable_all()
+            .build(),
+        None => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
+    }
+    .expect("runtime");
     let embedded = rt.block_on(kapi_embedded(bin, &sizes));
     if let Err(e) = &embedded {
         progress("kapi-embedded", &format!("failed: {e:#}"));

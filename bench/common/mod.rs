@@ -428,6 +428,10 @@ pub struct Stats {
     /// Latency of each successful request, sorted, in microseconds.
     pub lat_us: Vec<u32>,
     pub first_error: Option<String>,
+    /// CPU seconds used during the run by the load generator (this process)
+    /// and by the server process, when it is local.
+    pub gen_cpu_s: Option<f64>,
+    pub server_cpu_s: Option<f64>,
 }
 
 impl Stats {
@@ -446,8 +450,10 @@ impl Stats {
 
 /// Runs `total` requests of `op` from one task per connection, each task
 /// sending its next request as soon as the last one is answered.
-pub async fn load(conns: &[Conn], total: usize, op: Op) -> Stats {
+/// `server_pid` is the server's process, for its CPU time.
+pub async fn load(conns: &[Conn], total: usize, op: Op, server_pid: Option<u32>) -> Stats {
     let op = Arc::new(op);
+    let cpu0 = (cpu_secs(std::process::id()), server_pid.and_then(cpu_secs));
     let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let mut tasks = Vec::with_capacity(conns.len());
@@ -505,6 +511,11 @@ pub async fn load(conns: &[Conn], total: usize, op: Op) -> Stats {
     }
     stats.secs = start.elapsed().as_secs_f64();
     stats.lat_us.sort_unstable();
+    stats.gen_cpu_s = cpu_secs(std::process::id()).zip(cpu0.0).map(|(b, a)| b - a);
+    stats.server_cpu_s = server_pid
+        .and_then(cpu_secs)
+        .zip(cpu0.1)
+        .map(|(b, a)| b - a);
     stats
 }
 
@@ -594,6 +605,17 @@ pub fn terminate(child: &mut Child) {
     }
     let _ = child.kill();
     let _ = child.wait();
+}
+
+/// User + system CPU seconds of a process so far (`/proc/<pid>/stat`).
+pub fn cpu_secs(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Some(ticks / if hz > 0.0 { hz } else { 100.0 })
 }
 
 /// VmRSS of a process in MiB.
