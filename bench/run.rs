@@ -62,7 +62,7 @@ impl Sizes {
                 list_objects: 50,
                 creates_32: 450,
                 gets_1: 200,
-                gets_32: 30_000,
+                gets_32: 2_000,
                 lists_1: 20,
                 lists_32: 100,
                 watchers: 100,
@@ -202,6 +202,7 @@ async fn run_suite(cx: Ctx<'_>) -> Suite {
 async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
     let (t, z, name) = (cx.target, cx.sizes, cx.name);
     let rss = |pid: Option<u32>| pid.and_then(common::rss_mib);
+    let etcd_pid = cx.etcd.as_ref().and_then(|e| e.1);
     s.idle_rss = rss(cx.kapi_pid);
     s.etcd_idle_rss = rss(cx.etcd.as_ref().and_then(|e| e.1));
 
@@ -226,6 +227,7 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
             min_len: 0,
         },
         cx.kapi_pid,
+        etcd_pid,
     )
     .await;
     note_errors(s, "creates, 1 client", &st);
@@ -242,7 +244,7 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
         name,
         &format!("lists of {}, 1 client ({})", z.list_objects, z.lists_1),
     );
-    let st = common::load(&one, z.lists_1, list_op(), cx.kapi_pid).await;
+    let st = common::load(&one, z.lists_1, list_op(), cx.kapi_pid, etcd_pid).await;
     note_errors(s, "lists, 1 client", &st);
     s.lists_1 = Some(st);
     progress(
@@ -252,7 +254,7 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
             z.list_objects, z.lists_32
         ),
     );
-    let st = common::load(&many, z.lists_32, list_op(), cx.kapi_pid).await;
+    let st = common::load(&many, z.lists_32, list_op(), cx.kapi_pid, etcd_pid).await;
     note_errors(s, "lists, 32 clients", &st);
     s.lists_32 = Some(st);
 
@@ -298,6 +300,7 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
             min_len: 0,
         },
         cx.kapi_pid,
+        etcd_pid,
     )
     .await;
     note_errors(s, "creates, 32 clients", &st);
@@ -316,11 +319,11 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
         min_len: 1024,
     };
     progress(name, &format!("gets, 1 client ({})", z.gets_1));
-    let st = common::load(&one, z.gets_1, get_op(), cx.kapi_pid).await;
+    let st = common::load(&one, z.gets_1, get_op(), cx.kapi_pid, etcd_pid).await;
     note_errors(s, "gets, 1 client", &st);
     s.gets_1 = Some(st);
     progress(name, &format!("gets, {CLIENTS} clients ({})", z.gets_32));
-    let st = common::load(&many, z.gets_32, get_op(), cx.kapi_pid).await;
+    let st = common::load(&many, z.gets_32, get_op(), cx.kapi_pid, etcd_pid).await;
     note_errors(s, "gets, 32 clients", &st);
     s.gets_32 = Some(st);
     drop(many);
@@ -697,8 +700,8 @@ struct Row {
     value: Option<f64>,
     p50: Option<f64>,
     p99: Option<f64>,
-    /// CPU use during the run, % of one core: load generator, server.
-    cpu: Option<(Option<f64>, Option<f64>)>,
+    /// CPU use during the run, % of one core: load generator, server, its etcd.
+    cpu: Option<(Option<f64>, Option<f64>, Option<f64>)>,
 }
 
 struct Goal {
@@ -733,7 +736,7 @@ fn stats_row(key: &'static str, label: &str, st: Option<&Stats>) -> Row {
         p99: st.map(|s| s.p_ms(0.99)),
         cpu: st.map(|s| {
             let pct = |c: Option<f64>| c.map(|c| c / s.secs * 100.0);
-            (pct(s.gen_cpu_s), pct(s.server_cpu_s))
+            (pct(s.gen_cpu_s), pct(s.server_cpu_s), pct(s.store_cpu_s))
         }),
     }
 }
@@ -788,7 +791,7 @@ fn figures(r: &Results) -> Vec<Figure> {
     let emb = r.embedded.as_ref().ok();
     let etc = r.etcd.as_ref().ok();
     let ag = r.against.as_ref().and_then(|a| a.as_ref().ok());
-    let ag_label = ag.map(|(l, _)| format!("upstream ({l})"));
+    let ag_label = ag.map(|_| "upstream (--against)".to_string());
     let z = &r.sizes;
     let mut out = Vec::new();
 
@@ -824,9 +827,7 @@ fn figures(r: &Results) -> Vec<Figure> {
         }
     };
     let ref_row = |v: Option<f64>| -> Option<Row> {
-        if ag.is_some() && v.is_none() {
-            return None;
-        }
+        v?;
         Some(plain("upstream-ref", "upstream (reference)", v))
     };
 
@@ -847,15 +848,12 @@ fn figures(r: &Results) -> Vec<Figure> {
         let v = st.map(pick);
         let mut f = Figure {
             key,
-            title: format!(
-                "{title} (ms; {} runs; value: median)",
-                v.map_or(0, |v| v.len())
-            ),
+            title: format!("{title} (ms; {} runs)", v.map_or(0, |v| v.len())),
             unit: "ms",
             rows: vec![Row {
                 key: "kapi-embedded",
                 label: "kapi (embedded store)".into(),
-                value: v.map(|v| common::pct(v, 0.5)),
+                value: None,
                 p50: v.map(|v| common::pct(v, 0.5)),
                 p99: v.map(|v| common::pct(v, 0.99)),
                 cpu: None,
@@ -863,19 +861,22 @@ fn figures(r: &Results) -> Vec<Figure> {
             ratios: vec![],
             goals: vec![],
         };
-        f.rows.push(plain(
-            "upstream-ref",
-            "upstream (reference)",
-            Some(upstream_ref::START_MS),
-        ));
-        let e = f.rows[0].value;
+        f.rows.push(Row {
+            key: "upstream-ref",
+            label: "upstream (reference)".into(),
+            value: None,
+            p50: Some(upstream_ref::START_MS),
+            p99: None,
+            cpu: None,
+        });
+        let e = f.rows[0].p50;
         if let Some(x) = ratio(e, Some(upstream_ref::START_MS)) {
             f.ratios.push(("kapi-embedded / upstream (ref)".into(), x));
         }
         if key == "start_certs_present" {
             f.goals.push(Goal {
                 who: "kapi-embedded",
-                text: "<= 100 ms".into(),
+                text: "p50 <= 100 ms".into(),
                 met: e.map(|v| v <= 100.0),
             });
         }
@@ -1073,72 +1074,99 @@ fn figures(r: &Results) -> Vec<Figure> {
     }
 
     // Watch fan-out.
-    let fan_row = |key: &'static str, label: &str, f: Option<&Fanout>| Row {
-        key,
-        label: label.to_string(),
-        value: f.map(|f| common::pct(&f.all_ms, 0.5)),
-        p50: f.map(|f| common::pct(&f.lat_ms, 0.5)),
-        p99: f.map(|f| common::pct(&f.lat_ms, 0.99)),
-        cpu: None,
-    };
-    let mut f = Figure {
-        key: "watch_fanout_latency",
-        title: format!(
-            "watch fan-out: one change to {} watchers on {WATCH_CONNS} connections (ms; value: median time until all had it; p50/p99 per delivery; {} changes)",
-            fmt_num(Some(z.watchers as f64)),
-            z.changes
-        ),
-        unit: "ms",
-        rows: vec![
-            fan_row("kapi-embedded", "kapi (embedded store)", emb.and_then(|s| s.fanout.as_ref())),
-            fan_row("kapi-etcd", "kapi (on etcd)", etc.and_then(|s| s.fanout.as_ref())),
-        ],
-        ratios: vec![],
-        goals: vec![],
-    };
-    if let (Some(label), Some((_, s))) = (&ag_label, ag) {
-        f.rows.push(fan_row("upstream", label, s.fanout.as_ref()));
-    } else {
-        f.rows.push(Row {
-            key: "upstream-ref",
-            label: "upstream (reference)".into(),
-            value: None,
-            p50: None,
-            p99: Some(upstream_ref::WATCH_P99_MS),
-            cpu: None,
-        });
-    }
-    {
-        let p99 = |key: &str| f.rows.iter().find(|r| r.key == key).and_then(|r| r.p99);
-        let (e, k) = (p99("kapi-embedded"), p99("kapi-etcd"));
-        let o = if ag.is_some() {
-            p99("upstream")
-        } else {
-            Some(upstream_ref::WATCH_P99_MS)
+    let fan_rows = |all: bool| {
+        let row = |key: &'static str, label: &str, f: Option<&Fanout>| {
+            let v = f.map(|f| if all { &f.all_ms } else { &f.lat_ms });
+            Row {
+                key,
+                label: label.to_string(),
+                value: None,
+                p50: v.map(|v| common::pct(v, 0.5)),
+                p99: v.map(|v| common::pct(v, 0.99)),
+                cpu: None,
+            }
         };
-        let name = if ag.is_some() {
-            "upstream"
-        } else {
-            "upstream (ref)"
-        };
-        if let Some(x) = ratio(e, o) {
-            f.ratios.push((format!("p99 kapi-embedded / {name}"), x));
-        }
-        if let Some(x) = ratio(k, o) {
-            f.ratios.push((format!("p99 kapi-etcd / {name}"), x));
-        }
-        if let Some(x) = ratio(k, e) {
-            f.ratios.push(("p99 kapi-etcd / kapi-embedded".into(), x));
-        }
-        for (who, v) in [("kapi-embedded", e), ("kapi-etcd", k)] {
-            f.goals.push(Goal {
-                who,
-                text: "p99 <= 20 ms".into(),
-                met: v.map(|v| v <= 20.0),
+        let mut rows = vec![
+            row(
+                "kapi-embedded",
+                "kapi (embedded store)",
+                emb.and_then(|s| s.fanout.as_ref()),
+            ),
+            row(
+                "kapi-etcd",
+                "kapi (on etcd)",
+                etc.and_then(|s| s.fanout.as_ref()),
+            ),
+        ];
+        if let (Some(label), Some((_, s))) = (&ag_label, ag) {
+            rows.push(row("upstream", label, s.fanout.as_ref()));
+        } else if all {
+            rows.push(Row {
+                key: "upstream-ref",
+                label: "upstream (reference)".into(),
+                value: None,
+                p50: None,
+                p99: Some(upstream_ref::WATCH_P99_MS),
+                cpu: None,
             });
         }
+        rows
+    };
+    let watchers = fmt_num(Some(z.watchers as f64));
+    for all in [true, false] {
+        let mut f = Figure {
+            key: if all {
+                "watch_fanout_to_all"
+            } else {
+                "watch_fanout_per_delivery"
+            },
+            title: if all {
+                format!(
+                    "watch fan-out: time for one change to reach all {watchers} watchers ({WATCH_CONNS} HTTP/2 connections; ms over {} changes)",
+                    z.changes
+                )
+            } else {
+                format!(
+                    "watch fan-out: latency of each delivery to {watchers} watchers (ms over {} deliveries)",
+                    fmt_num(Some((z.changes * z.watchers) as f64))
+                )
+            },
+            unit: "ms",
+            rows: fan_rows(all),
+            ratios: vec![],
+            goals: vec![],
+        };
+        let p99 = |key: &str| f.rows.iter().find(|r| r.key == key).and_then(|r| r.p99);
+        let (e, k) = (p99("kapi-embedded"), p99("kapi-etcd"));
+        let (o, name) = if ag.is_some() {
+            (p99("upstream"), "upstream")
+        } else if all {
+            (Some(upstream_ref::WATCH_P99_MS), "upstream (ref)")
+        } else {
+            (None, "")
+        };
+        let mut ratios = Vec::new();
+        if let Some(x) = ratio(e, o) {
+            ratios.push((format!("p99 kapi-embedded / {name}"), x));
+        }
+        if let Some(x) = ratio(k, o) {
+            ratios.push((format!("p99 kapi-etcd / {name}"), x));
+        }
+        if let Some(x) = ratio(k, e) {
+            ratios.push(("p99 kapi-etcd / kapi-embedded".into(), x));
+        }
+        f.ratios = ratios;
+        if all {
+            for (who, v) in [("kapi-embedded", e), ("kapi-etcd", k)] {
+                f.goals.push(Goal {
+                    who,
+                    text: "p99 <= 20 ms".into(),
+                    met: v.map(|v| v <= 20.0),
+                });
+            }
+        }
+        out.push(f);
     }
-    out.push(f);
     let ev = |s: Option<&Suite>| s.and_then(|s| s.fanout.as_ref()).map(|f| f.events_per_s);
     let mut f = Figure {
         key: "watch_events_per_s",
@@ -1186,40 +1214,46 @@ fn print_figure(f: &Figure) {
     println!();
     println!("{}", f.title);
     let lat = f.rows.iter().any(|r| r.p50.is_some() || r.p99.is_some());
+    let val = !lat || f.rows.iter().any(|r| r.value.is_some());
     let cpu = f.rows.iter().any(|r| r.cpu.is_some());
     let cpu_col = |r: &Row| match r.cpu {
-        Some((g, s)) => format!(
-            "{}/{}",
+        Some((g, s, e)) => format!(
+            "{}/{}{}",
             g.map_or("-".into(), |g| format!("{g:.0}")),
-            s.map_or("-".into(), |s| format!("{s:.0}"))
+            s.map_or("-".into(), |s| format!("{s:.0}")),
+            e.map_or(String::new(), |e| format!("+{e:.0}"))
         ),
         None => String::new(),
     };
-    if lat {
-        println!(
-            "  {:<44} {:>12} {:>10} {:>10} {:>16}",
-            "server",
-            f.unit,
-            "p50 ms",
-            "p99 ms",
-            if cpu { "CPU% gen/server" } else { "" }
-        );
-    } else {
-        println!("  {:<44} {:>12}", "server", f.unit);
-    }
-    for r in &f.rows {
-        if lat {
-            println!(
-                "  {:<44} {:>12} {:>10} {:>10} {:>16}",
-                r.label,
-                fmt_num(r.value),
-                fmt_num(r.p50),
-                fmt_num(r.p99),
-                cpu_col(r)
-            );
-        } else {
-            println!("  {:<44} {:>12}", r.label, fmt_num(r.value));
+    let line = |label: &str, value: String, p50: String, p99: String, cpu_s: String| {
+        let mut l = format!("  {label:<44}");
+        if val {
+            l += &format!(" {value:>12}");
         }
+        if lat {
+            l += &format!(" {p50:>10} {p99:>10}");
+        }
+        if cpu {
+            l += &format!(" {cpu_s:>16}");
+        }
+        println!("{l}");
+    };
+    let unit = |p: &str| format!("{p} ms");
+    line(
+        "server",
+        f.unit.to_string(),
+        unit("p50"),
+        unit("p99"),
+        "CPU% gen/server".into(),
+    );
+    for r in &f.rows {
+        line(
+            &r.label,
+            fmt_num(r.value),
+            fmt_num(r.p50),
+            fmt_num(r.p99),
+            cpu_col(r),
+        );
     }
     if !f.ratios.is_empty() {
         let parts: Vec<String> = f
@@ -1262,9 +1296,12 @@ fn figure_json(f: &Figure) -> Value {
                 v["p50_ms"] = json!(r.p50.filter(|v| v.is_finite()));
                 v["p99_ms"] = json!(r.p99.filter(|v| v.is_finite()));
             }
-            if let Some((g, s)) = r.cpu {
+            if let Some((g, s, e)) = r.cpu {
                 v["load_generator_cpu_pct"] = json!(g);
                 v["server_cpu_pct"] = json!(s);
+                if e.is_some() {
+                    v["etcd_cpu_pct"] = json!(e);
+                }
             }
             (r.key.to_string(), v)
         })
@@ -1329,6 +1366,10 @@ fn report(r: &Results, smoke: bool, elapsed: Duration) -> Result<PathBuf> {
         git_rev().unwrap_or_else(|| "?".into()),
         elapsed.as_secs_f64()
     );
+    println!("CPU% gen/server: % of one core used during the run by the load generator / the server (+ its etcd)");
+    if let Some(Ok((l, _))) = &r.against {
+        println!("upstream (--against): {l}");
+    }
     if r.against.is_none() {
         println!("upstream rows are reference figures for kube-apiserver v1.34 on this kind of machine (give --against KUBECONFIG to measure one)");
     }
@@ -1351,6 +1392,23 @@ fn report(r: &Results, smoke: bool, elapsed: Duration) -> Result<PathBuf> {
         "machine": {"cpus": std::thread::available_parallelism().map_or(0, |n| n.get()), "cpu": cpu_model()},
         "against": r.against.as_ref().and_then(|a| a.as_ref().ok()).map(|(l, _)| l.clone()),
         "elapsed_s": elapsed.as_secs_f64(),
+        "load_generator_threads": gen_threads(),
+        "sizes": {
+            "clients": CLIENTS,
+            "startup_runs": r.sizes.startup_runs,
+            "creates_1": r.sizes.list_objects,
+            "list_objects": r.sizes.list_objects,
+            "creates_32": r.sizes.creates_32,
+            "gets_1": r.sizes.gets_1,
+            "gets_32": r.sizes.gets_32,
+            "lists_1": r.sizes.lists_1,
+            "lists_32": r.sizes.lists_32,
+            "watchers": r.sizes.watchers,
+            "watch_connections": WATCH_CONNS,
+            "watch_changes": r.sizes.changes,
+            "watch_burst": r.sizes.burst,
+            "configmap_bytes": configmap("c-0").len(),
+        },
         "figures": figs.iter().map(figure_json).collect::<Vec<_>>(),
         "notes": notes,
     });
@@ -1364,6 +1422,15 @@ fn report(r: &Results, smoke: bool, elapsed: Duration) -> Result<PathBuf> {
 }
 
 // ---------------------------------------------------------------- main
+
+/// Worker threads of the load generator (`KAPI_BENCH_GEN_THREADS`, default 1).
+fn gen_threads() -> usize {
+    std::env::var("KAPI_BENCH_GEN_THREADS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1)
+}
 
 const USAGE: &str = "usage: ./bench/run [--smoke] [--against KUBECONFIG]
        ./bench/run startup|storage|api [--smoke]   (one of the older benchmarks)";
@@ -1406,18 +1473,16 @@ fn main() {
         &format!("start-up, {} runs each", sizes.startup_runs),
     );
     let startup = startup(bin, sizes.startup_runs);
-    let threads = std::env::var("KAPI_BENCH_GEN_THREADS")
-        .ok()
-        .and_then(|v| v.parse::<usize>().ok());
-    let rt = match threads {
-        Some(1) => tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build(),
-        Some(n) => tokio::runtime::Builder::new_multi_thread()
+    let rt = match gen_threads() {
+        n if n > 1 => tokio::runtime::Builder::new_multi_thread()
             .worker_threads(n)
             .enable_all()
             .build(),
-        None => tokio::runtime::Builder::new_multi_thread().enable_all().build(),
+        // One thread by default: the leanest load generator (no cross-thread
+        // wake-ups), leaving the other core to the server.
+        _ => tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build(),
     }
     .expect("runtime");
     let embedded = rt.block_on(kapi_embedded(bin, &sizes));

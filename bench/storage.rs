@@ -6,6 +6,7 @@
 //! Run with `./bench/run storage` (`--smoke` for a seconds-long pass).
 
 #[path = "../tests/common/etcd.rs"]
+#[allow(dead_code)]
 mod etcd;
 
 use std::sync::Arc;

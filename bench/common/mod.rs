@@ -432,6 +432,8 @@ pub struct Stats {
     /// and by the server process, when it is local.
     pub gen_cpu_s: Option<f64>,
     pub server_cpu_s: Option<f64>,
+    /// ... and by the server's etcd, when it has one here.
+    pub store_cpu_s: Option<f64>,
 }
 
 impl Stats {
@@ -450,10 +452,21 @@ impl Stats {
 
 /// Runs `total` requests of `op` from one task per connection, each task
 /// sending its next request as soon as the last one is answered.
-/// `server_pid` is the server's process, for its CPU time.
-pub async fn load(conns: &[Conn], total: usize, op: Op, server_pid: Option<u32>) -> Stats {
+/// `server_pid` and `store_pid` (its etcd) are processes whose CPU time
+/// is recorded.
+pub async fn load(
+    conns: &[Conn],
+    total: usize,
+    op: Op,
+    server_pid: Option<u32>,
+    store_pid: Option<u32>,
+) -> Stats {
     let op = Arc::new(op);
-    let cpu0 = (cpu_secs(std::process::id()), server_pid.and_then(cpu_secs));
+    let cpu0 = (
+        cpu_secs(std::process::id()),
+        server_pid.and_then(cpu_secs),
+        store_pid.and_then(cpu_secs),
+    );
     let next = Arc::new(AtomicUsize::new(0));
     let start = Instant::now();
     let mut tasks = Vec::with_capacity(conns.len());
@@ -516,6 +529,7 @@ pub async fn load(conns: &[Conn], total: usize, op: Op, server_pid: Option<u32>)
         .and_then(cpu_secs)
         .zip(cpu0.1)
         .map(|(b, a)| b - a);
+    stats.store_cpu_s = store_pid.and_then(cpu_secs).zip(cpu0.2).map(|(b, a)| b - a);
     stats
 }
 
