@@ -74,10 +74,25 @@ pub async fn list_in(
     plural: &str,
     namespace: &str,
 ) -> Result<Vec<Value>, ApiError> {
+    list_at(registries, group, version, plural, namespace, None).await
+}
+
+async fn list_at(
+    registries: &Registries,
+    group: &str,
+    version: &str,
+    plural: &str,
+    namespace: &str,
+    resource_version: Option<&str>,
+) -> Result<Vec<Value>, ApiError> {
     let Some(reg) = registries.get(group, version, plural) else {
         return Ok(Vec::new());
     };
-    let list = reg.list(namespace, &ListParams::default()).await?;
+    let params = ListParams {
+        resource_version: resource_version.map(String::from),
+        ..Default::default()
+    };
+    let list = reg.list(namespace, &params).await?;
     Ok(list
         .items
         .iter()
@@ -85,17 +100,47 @@ pub async fn list_in(
         .collect())
 }
 
-/// One object of a core resource; `None` when it does not exist.
+/// One object of a core resource; `None` when it does not exist (a
+/// consistent read).
 pub async fn get_core(
     registries: &Registries,
     plural: &str,
     namespace: &str,
     name: &str,
 ) -> Result<Option<Value>, ApiError> {
+    get_core_at(registries, plural, namespace, name, false).await
+}
+
+/// As [`get_core`], from the watch cache, and live when the cache does not
+/// have it yet: upstream's lister with live lookup, for plugins reading
+/// objects (namespaces, service accounts) on every request.
+pub async fn get_core_cached(
+    registries: &Registries,
+    plural: &str,
+    namespace: &str,
+    name: &str,
+) -> Result<Option<Value>, ApiError> {
+    get_core_at(registries, plural, namespace, name, true).await
+}
+
+async fn get_core_at(
+    registries: &Registries,
+    plural: &str,
+    namespace: &str,
+    name: &str,
+    cached: bool,
+) -> Result<Option<Value>, ApiError> {
     let Some(reg) = registries.get("", "v1", plural) else {
         return Ok(None);
     };
-    match reg.get_object(namespace, name, None).await {
+    let got = match cached {
+        true => match reg.get_object(namespace, name, Some("0")).await {
+            Err(e) if e.code == 404 => reg.get_object(namespace, name, None).await,
+            other => other,
+        },
+        false => reg.get_object(namespace, name, None).await,
+    };
+    match got {
         Ok(b) => Ok(serde_json::from_slice(&b).ok()),
         Err(e) if e.code == 404 => Ok(None),
         Err(e) => Err(e),

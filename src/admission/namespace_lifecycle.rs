@@ -24,7 +24,12 @@ impl ValidatingPlugin for NamespaceLifecycle {
         let Some(nsr) = ctx.registries.get("", "v1", "namespaces") else {
             return Ok(Vec::new());
         };
-        let ns = match nsr.get_object("", a.namespace, None).await {
+        // The cache first, live when it does not know the namespace yet.
+        let got = match nsr.get_object("", a.namespace, Some("0")).await {
+            Err(e) if e.code == 404 => nsr.get_object("", a.namespace, None).await,
+            other => other,
+        };
+        let ns = match got {
             Ok(b) => serde_json::from_slice::<serde_json::Value>(&b).unwrap_or(json!({})),
             Err(e) if e.code == 404 => {
                 return Err(ApiError::not_found("", "namespaces", a.namespace))

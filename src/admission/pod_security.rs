@@ -1223,7 +1223,7 @@ fn significant_pod_update(new: &Value, old: &Value) -> bool {
 }
 
 async fn namespace_labels(ctx: &Context, namespace: &str) -> Result<Map<String, Value>, ApiError> {
-    match common::get_core(&ctx.registries, "namespaces", "", namespace).await {
+    match common::get_core_cached(&ctx.registries, "namespaces", "", namespace).await {
         Ok(Some(ns)) => Ok(ns["metadata"]["labels"]
             .as_object()
             .cloned()

@@ -569,7 +569,7 @@ impl ValidatingPlugin for ResourceQuota {
         let Some(obj) = a.object.as_ref() else {
             return Ok(Vec::new());
         };
-        // Most namespaces have no quota: no need to queue behind others.
+                        // Most namespaces have no quota: no need to queue behind others.
         if common::list_core(&ctx.registries, "resourcequotas", a.namespace)
             .await?
             .is_empty()

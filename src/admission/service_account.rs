@@ -69,7 +69,7 @@ async fn get_service_account(ctx: &Context, namespace: &str, name: &str) -> Resu
             let jitter = u64::from(rand::random::<u8>() % 100);
             tokio::time::sleep(Duration::from_millis(100 + jitter)).await;
         }
-        match common::get_core(&ctx.registries, "serviceaccounts", namespace, name).await {
+        match common::get_core_cached(&ctx.registries, "serviceaccounts", namespace, name).await {
             Ok(Some(sa)) => return Ok(sa),
             Ok(None) => {}
             Err(e) => return Err(e.message),
