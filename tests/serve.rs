@@ -44,7 +44,18 @@ fn health_endpoints_as_upstream() {
             "/readyz/shutdown",
         ] {
             let r = c.get(format!("{}{path}", k.url)).send().await.expect(path);
-            assert_eq!(r.status(), 200, "{path}");
+            if r.status() != 200 {
+                let verbose = c
+                    .get(format!("{}{path}?verbose", k.url))
+                    .send()
+                    .await
+                    .expect(path);
+                panic!(
+                    "{path}: {}\n{}",
+                    r.status(),
+                    verbose.text().await.unwrap_or_default()
+                );
+            }
             assert_eq!(r.headers()["content-type"], "text/plain; charset=utf-8");
             assert_eq!(r.headers()["cache-control"], "no-cache, private");
             assert_eq!(r.text().await.expect("body"), "ok", "{path}");

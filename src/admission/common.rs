@@ -66,6 +66,25 @@ pub async fn list_core(
     list_in(registries, "", "v1", plural, namespace).await
 }
 
+/// Whether a namespace has any object of a core resource, from the watch
+/// cache (as upstream's plugins ask their informers' listers): a cheap
+/// answer for the common "none here" case before any consistent read.
+pub async fn any_core_cached(
+    registries: &Registries,
+    plural: &str,
+    namespace: &str,
+) -> Result<bool, ApiError> {
+    let Some(reg) = registries.get("", "v1", plural) else {
+        return Ok(false);
+    };
+    let params = ListParams {
+        resource_version: Some("0".into()),
+        limit: 1,
+        ..Default::default()
+    };
+    Ok(!reg.list(namespace, &params).await?.items.is_empty())
+}
+
 /// Every object of a resource in a namespace ("" for all), as JSON.
 pub async fn list_in(
     registries: &Registries,
@@ -74,25 +93,10 @@ pub async fn list_in(
     plural: &str,
     namespace: &str,
 ) -> Result<Vec<Value>, ApiError> {
-    list_at(registries, group, version, plural, namespace, None).await
-}
-
-async fn list_at(
-    registries: &Registries,
-    group: &str,
-    version: &str,
-    plural: &str,
-    namespace: &str,
-    resource_version: Option<&str>,
-) -> Result<Vec<Value>, ApiError> {
     let Some(reg) = registries.get(group, version, plural) else {
         return Ok(Vec::new());
     };
-    let params = ListParams {
-        resource_version: resource_version.map(String::from),
-        ..Default::default()
-    };
-    let list = reg.list(namespace, &params).await?;
+    let list = reg.list(namespace, &ListParams::default()).await?;
     Ok(list
         .items
         .iter()

@@ -569,11 +569,10 @@ impl ValidatingPlugin for ResourceQuota {
         let Some(obj) = a.object.as_ref() else {
             return Ok(Vec::new());
         };
-                        // Most namespaces have no quota: no need to queue behind others.
-        if common::list_core(&ctx.registries, "resourcequotas", a.namespace)
-            .await?
-            .is_empty()
-        {
+        // Most namespaces have no quota: the watch cache says so without a
+        // storage round trip or a queue. A quota the cache has not seen yet
+        // is not enforced anyway until the controller fills status.hard.
+        if !common::any_core_cached(&ctx.registries, "resourcequotas", a.namespace).await? {
             return Ok(Vec::new());
         }
         let lock = self.lock_for(a.namespace);

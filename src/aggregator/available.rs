@@ -130,12 +130,16 @@ pub async fn sync_local(registries: &Registries) -> Result<(), String> {
         .iter()
         .filter(|o| o["spec"]["service"].is_null() && !meta::is_deleting(o))
         .map(|o| set_condition(registries, o, &want));
+    // Every write is tried; the first failure (a conflict with a concurrent
+    // writer, typically) is reported so the caller can run the pass again.
+    let mut first_err = None;
     for r in futures::future::join_all(writes).await {
         if let Err(e) = r {
             tracing::debug!(error = %e, "local APIService status");
+            first_err.get_or_insert(e);
         }
     }
-    Ok(())
+    first_err.map_or(Ok(()), Err)
 }
 
 pub async fn run_local(registries: Registries, stop: CancellationToken) {
