@@ -221,20 +221,20 @@ fn print_text(t: &client::Traced, stored_or_read: bool) {
     };
     println!("{} {} -> {}{note}", t.method, t.url, t.status);
     println!();
-    println!("{:<44} {:>9}  {:<8} DETAIL", "STAGE", "TIME", "OUTCOME");
+    println!("{:<48} {:>9}  {:<8} DETAIL", "STAGE", "TIME", "OUTCOME");
     for s in &t.report.stages {
         let (summary, patch) = describe(&s.detail);
         println!(
-            "{:<44} {:>9}  {:<8} {summary}",
+            "{:<48} {:>9}  {:<8} {summary}",
             s.name,
             ms(s.micros),
             s.outcome
         );
         for line in patch {
-            println!("{:<44} {:>9}  {:<8}   {line}", "", "", "");
+            println!("{:<48} {:>9}  {:<8}   {line}", "", "", "");
         }
     }
-    println!("{:<44} {:>9}", "total", ms(t.report.total_micros));
+    println!("{:<48} {:>9}", "total", ms(t.report.total_micros));
     if !(200..300).contains(&t.status) {
         let msg = t.body.get("message").and_then(Value::as_str).unwrap_or("");
         let reason = t.body.get("reason").and_then(Value::as_str).unwrap_or("");
