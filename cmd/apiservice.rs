@@ -63,14 +63,7 @@ struct Conn {
 
 impl Conn {
     fn path(&self) -> PathBuf {
-        self.kubeconfig
-            .clone()
-            .or_else(|| {
-                std::env::var_os("KUBECONFIG")
-                    .and_then(|v| std::env::split_paths(&v).next())
-                    .filter(|p| !p.as_os_str().is_empty())
-            })
-            .unwrap_or_else(|| PathBuf::from(".kapi/admin.kubeconfig"))
+        kapi::routes::kubeconfig_path(self.kubeconfig.as_deref())
     }
 
     fn remote(&self) -> Result<Remote, String> {

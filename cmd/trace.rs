@@ -109,13 +109,6 @@ pub fn run(args: Args) -> ExitCode {
     }
 }
 
-fn kubeconfig(args: &Args) -> PathBuf {
-    args.kubeconfig
-        .clone()
-        .or_else(|| std::env::var_os("KUBECONFIG").and_then(|v| std::env::split_paths(&v).next()))
-        .unwrap_or_else(|| PathBuf::from(".kapi/admin.kubeconfig"))
-}
-
 fn read_manifest(path: &PathBuf) -> Result<Value, String> {
     let text = if path.as_os_str() == "-" {
         let mut s = String::new();
@@ -131,7 +124,11 @@ fn read_manifest(path: &PathBuf) -> Result<Value, String> {
 }
 
 fn trace(args: &Args) -> Result<ExitCode, String> {
-    let remote = Remote::from_kubeconfig(&kubeconfig(args), None).map_err(|e| e.0)?;
+    let remote = Remote::from_kubeconfig(
+        &kapi::routes::kubeconfig_path(args.kubeconfig.as_deref()),
+        None,
+    )
+    .map_err(|e| e.0)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

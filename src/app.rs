@@ -681,20 +681,9 @@ fn add_aggregator_hooks(
         autoregister.clone(),
     );
     hooks.add("kube-apiserver-autoregistration", move || async move {
-        // The first pass is part of starting: ready means registered. It
-        // races the availability controller's writes, so a conflict is
-        // tried again rather than left to the next tick.
-        for attempt in 1..=20 {
-            match auto.start(&r).await {
-                Ok(()) => break,
-                Err(e) if attempt == 20 => {
-                    tracing::warn!(error = %e, "initial APIService registration")
-                }
-                Err(e) => {
-                    tracing::debug!(error = %e, attempt, "initial APIService registration");
-                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                }
-            }
+        // The first pass is part of starting: ready means registered.
+        if let Err(e) = auto.start(&r).await {
+            tracing::warn!(error = %e, "initial APIService registration");
         }
         tokio::spawn(auto.run(r, stop));
         Ok(())

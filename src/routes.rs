@@ -725,6 +725,20 @@ fn read_data(
     }
 }
 
+/// The kubeconfig a client command uses: `explicit` (`--kubeconfig`), else
+/// the first file of `$KUBECONFIG`, else the one `kapi serve` writes in
+/// `./.kapi`.
+pub fn kubeconfig_path(explicit: Option<&Path>) -> PathBuf {
+    explicit
+        .map(Path::to_path_buf)
+        .or_else(|| {
+            std::env::var_os("KUBECONFIG")
+                .and_then(|v| std::env::split_paths(&v).next())
+                .filter(|p| !p.as_os_str().is_empty())
+        })
+        .unwrap_or_else(|| PathBuf::from(".kapi/admin.kubeconfig"))
+}
+
 impl Remote {
     pub fn from_kubeconfig(path: &Path, server_url: Option<&str>) -> Result<Remote, RemoteError> {
         let fail = |m: String| RemoteError(format!("--kubeconfig {}: {m}", path.display()));

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -13,31 +12,8 @@ use base64::Engine;
 use common::{run, runtime, Kapi};
 use serde_json::{json, Value};
 
-fn kubectl_stdin(k: &Kapi, args: &[&str], input: &str) -> (bool, String, String) {
-    let mut child = k
-        .kubectl()
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn apply(k: &Kapi, yaml: &str) {
-    let (ok, _, err) = kubectl_stdin(k, &["apply", "-f", "-"], yaml);
+    let (ok, _, err) = k.kubectl_stdin(&["apply", "-f", "-"], yaml);
     assert!(ok, "{err}\n{yaml}");
 }
 

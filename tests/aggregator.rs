@@ -7,7 +7,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -18,29 +18,6 @@ use serde_json::Value;
 
 const GROUP: &str = "wardle.example.com";
 const NAME: &str = "v1alpha1.wardle.example.com";
-
-fn kubectl_stdin(k: &Kapi, args: &[&str], input: &str) -> (bool, String, String) {
-    let mut child = k
-        .kubectl()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Polls `f` until it gives `Some`, or panics with `what` after `limit`.
 fn eventually<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
@@ -232,7 +209,7 @@ fn an_aggregated_api_server_behind_kapi() {
         err.contains("No resources found in default namespace."),
         "{err}"
     );
-    let (ok, out, err) = kubectl_stdin(&k, &["create", "-f", "-"], FLUNDER);
+    let (ok, out, err) = k.kubectl_stdin(&["create", "-f", "-"], FLUNDER);
     assert!(ok, "{out}\n{err}");
     assert!(
         out.contains("flunder.wardle.example.com/my-flunder created"),
@@ -277,8 +254,7 @@ fn an_aggregated_api_server_behind_kapi() {
     watch.wait_for_line("the watch to list", Duration::from_secs(20), |l| {
         l.contains("my-flunder")
     });
-    let (ok, out, err) = kubectl_stdin(
-        &k,
+    let (ok, out, err) = k.kubectl_stdin(
         &["create", "-f", "-"],
         &FLUNDER.replace("my-flunder", "second-flunder"),
     );
@@ -473,7 +449,7 @@ spec:
     storage: true
     schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}
 "#;
-    let (ok, out, err) = kubectl_stdin(&k, &["create", "-f", "-"], crd);
+    let (ok, out, err) = k.kubectl_stdin(&["create", "-f", "-"], crd);
     assert!(ok, "{out}\n{err}");
     let crd_api = eventually("the CRD's APIService", Duration::from_secs(20), || {
         api_service(&k, "v1.stable.example.com").filter(|a| available(a).is_some())

@@ -3,35 +3,11 @@
 
 mod common;
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use common::{run, runtime, Kapi};
 use kube::CustomResourceExt;
 use serde::{Deserialize, Serialize};
-
-fn kubectl_stdin(k: &Kapi, args: &[&str], input: &str) -> (bool, String, String) {
-    let mut child = k
-        .kubectl()
-        .args(args)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 const CRONTAB_CRD: &str = r#"
 apiVersion: apiextensions.k8s.io/v1
@@ -83,7 +59,7 @@ fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) -> Duration {
 #[test]
 fn a_crd_is_served_within_a_second_and_removed_with_its_objects() {
     let k = Kapi::start(&[]);
-    let (ok, _, err) = kubectl_stdin(&k, &["create", "-f", "-"], CRONTAB_CRD);
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], CRONTAB_CRD);
     assert!(ok, "{err}");
     let took = wait_until(Duration::from_secs(5), || {
         run(k.kubectl().args(["get", "crontabs"])).0
@@ -114,9 +90,7 @@ fn a_crd_is_served_within_a_second_and_removed_with_its_objects() {
     }
     assert_eq!(crd["status"]["acceptedNames"]["kind"], "CronTab");
     assert_eq!(crd["status"]["storedVersions"], serde_json::json!(["v1"]));
-    let (ok, _, err) = kubectl_stdin(
-        &k,
-        &["create", "-f", "-"],
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"],
         "apiVersion: stable.example.com/v1\nkind: CronTab\nmetadata:\n  name: c1\nspec:\n  cronSpec: '*/5 * * * *'\n  image: busy\n  replicas: 2\n",
     );
     assert!(ok, "{err}");
@@ -205,7 +179,7 @@ fn a_crd_is_served_within_a_second_and_removed_with_its_objects() {
         );
     });
     // Defined again, no old object comes back.
-    let (ok, _, err) = kubectl_stdin(&k, &["create", "-f", "-"], CRONTAB_CRD);
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], CRONTAB_CRD);
     assert!(ok, "{err}");
     wait_until(Duration::from_secs(5), || {
         run(k.kubectl().args(["get", "crontabs"])).0
@@ -330,7 +304,7 @@ fn post(
 #[test]
 fn custom_resources_are_defaulted_pruned_and_validated() {
     let k = Kapi::start(&[]);
-    let (ok, _, err) = kubectl_stdin(&k, &["create", "-f", "-"], SHIRTS_CRD);
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], SHIRTS_CRD);
     assert!(ok, "{err}");
     wait_until(Duration::from_secs(5), || {
         run(k.kubectl().args(["get", "shirts"])).0
@@ -532,7 +506,7 @@ spec:
       openAPIV3Schema: {{type: object, properties: {{spec: {{type: object, properties: {{schedule: {{type: string}}}}}}}}}}
 "#
     );
-    let (ok, _, err) = kubectl_stdin(&k, &["create", "-f", "-"], &crd);
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], &crd);
     assert!(ok, "{err}");
     wait_until(Duration::from_secs(5), || {
         run(k.kubectl().args(["get", "jobs.v2.sched.example.com"])).0

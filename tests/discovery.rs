@@ -332,7 +332,6 @@ fn within(
 
 #[test]
 fn a_crd_shows_in_discovery_and_openapi_within_a_second_and_leaves_again() {
-    use std::io::Write;
     let k = Kapi::start(&[]);
     let client = k.admin_client();
     let rt = runtime();
@@ -374,26 +373,8 @@ fn a_crd_shows_in_discovery_and_openapi_within_a_second_and_leaves_again() {
         "Gadget",
     ]));
     assert!(ok, "{err}");
-    let mut child = k
-        .kubectl()
-        .args(["create", "-f", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(crd.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("kubectl");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], &crd);
+    assert!(ok, "{err}");
     let second = std::time::Duration::from_secs(1);
     within(second, "the CRD in aggregated discovery", || {
         in_discovery(&get)
@@ -422,23 +403,9 @@ fn a_crd_shows_in_discovery_and_openapi_within_a_second_and_leaves_again() {
     assert!(ok && out.trim() == "gadgets.example.com", "{out}{err}");
     let (ok, out, err) = run(k.kubectl().args(["explain", "gadget.spec.replicas"]));
     assert!(ok && out.contains("<integer>"), "{out}{err}");
-    let mut child = k
-        .kubectl()
-        .args(["apply", "-f", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(b"apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n  namespace: default\nspec:\n  replicas: 2\n  bogus: 1\n")
-        .expect("write");
-    let out = child.wait_with_output().expect("kubectl");
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "an unknown field was accepted");
+    let gadget = "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g\n  namespace: default\nspec:\n  replicas: 2\n  bogus: 1\n";
+    let (ok, _, err) = k.kubectl_stdin(&["apply", "-f", "-"], gadget);
+    assert!(!ok, "an unknown field was accepted");
     assert!(
         err.contains("unknown field") && err.contains("bogus"),
         "{err}"

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use common::{run, Kapi};
@@ -14,32 +13,8 @@ use serde_json::Value;
 /// How long the collector may take for a cascade.
 const CASCADE: Duration = Duration::from_secs(5);
 
-fn kubectl_stdin(k: &Kapi, args: &[&str], input: &str) -> (bool, String, String) {
-    let mut child = k
-        .kubectl()
-        .args(args)
-        .arg("--request-timeout=20s")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 fn create(k: &Kapi, yaml: &str) {
-    let (ok, _, err) = kubectl_stdin(k, &["create", "-f", "-"], yaml);
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], yaml);
     assert!(ok, "{err}\n{yaml}");
 }
 

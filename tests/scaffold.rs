@@ -4,33 +4,9 @@
 
 mod common;
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use common::Kapi;
-
-fn kubectl_stdin(k: &Kapi, args: &[&str], stdin: &str) -> (bool, String, String) {
-    let mut child = k
-        .kubectl()
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("kubectl output");
-    (
-        out.status.success(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 #[test]
 fn scaffolded_crd_is_served_with_its_defaults_and_rules() {
@@ -45,7 +21,7 @@ fn scaffolded_crd_is_served_with_its_defaults_and_rules() {
     assert!(ok, "{err}");
     assert!(crd.contains("name: gadgets.example.com"), "{crd}");
     let k = Kapi::start(&[]);
-    let (ok, out, err) = kubectl_stdin(&k, &["apply", "-f", "-"], &crd);
+    let (ok, out, err) = k.kubectl_stdin(&["apply", "-f", "-"], &crd);
     assert!(ok, "{out}{err}");
     let (ok, _, err) = common::run(k.kubectl().args([
         "wait",
@@ -56,7 +32,7 @@ fn scaffolded_crd_is_served_with_its_defaults_and_rules() {
     assert!(ok, "{err}");
     let g =
         "apiVersion: example.com/v1\nkind: Gadget\nmetadata:\n  name: g1\nspec:\n  message: hi\n";
-    let (ok, out, err) = kubectl_stdin(&k, &["create", "-f", "-"], g);
+    let (ok, out, err) = k.kubectl_stdin(&["create", "-f", "-"], g);
     assert!(ok, "{out}{err}");
     let (ok, out, err) =
         common::run(
@@ -72,7 +48,7 @@ fn scaffolded_crd_is_served_with_its_defaults_and_rules() {
         "{out}"
     );
     let too_many = g.replace("message: hi", "replicas: 101");
-    let (ok, _, err) = kubectl_stdin(&k, &["create", "-f", "-"], &too_many);
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], &too_many);
     assert!(!ok);
     assert!(err.contains("replicas must be at most 100"), "{err}");
 }

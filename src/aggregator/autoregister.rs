@@ -360,12 +360,31 @@ impl AutoRegister {
         Ok(())
     }
 
-    /// The first pass, done inside the post-start hook so the server is
-    /// ready when the hooks are: register, mark local ones Available, observe.
+        /// The first pass, done inside the post-start hook so the server is
+    /// ready when the hooks are: register, mark local ones Available,
+    /// observe. It races the availability controller's status writes and
+    /// the watch cache catching up, so a pass that fails or leaves an
+    /// APIService pending is run again rather than left to the next tick.
     pub async fn start(&self, registries: &Registries) -> Result<(), String> {
-        self.sync(registries).await?;
-        super::available::sync_local(registries).await?;
-        self.observe(registries).await
+        const TRIES: u32 = 20;
+        let mut attempt = 1;
+        loop {
+                        let pass = async {
+                self.sync(registries).await?;
+                super::available::sync_local(registries).await?;
+                self.observe(registries).await?;
+                self.completion()
+            };
+            match pass.await {
+                Ok(()) => return Ok(()),
+                Err(e) if attempt == TRIES => return Err(e),
+                Err(e) => {
+                    tracing::debug!(error = %e, attempt, "initial APIService registration");
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    attempt += 1;
+                }
+            }
+        }
     }
 
     pub async fn run(self: Arc<Self>, registries: Registries, stop: CancellationToken) {

@@ -136,6 +136,32 @@ impl Kapi {
         assert!(found, "no default ServiceAccount in {namespace} after 10 s");
     }
 
+    /// Runs kubectl with `input` on its standard input (`-f -`):
+    /// success, stdout, stderr.
+    pub fn kubectl_stdin(&self, args: &[&str], input: &str) -> (bool, String, String) {
+        use std::io::Write;
+        let mut child = self
+            .kubectl()
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn kubectl");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input.as_bytes())
+            .expect("write kubectl stdin");
+        let out = child.wait_with_output().expect("kubectl output");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
     pub fn kubectl(&self) -> Command {
         let mut c = Command::new(kubectl_path());
         c.env("KUBECONFIG", &self.kubeconfig);
