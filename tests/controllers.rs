@@ -7,27 +7,8 @@ use std::time::{Duration, Instant};
 use common::{run, Kapi};
 
 fn apply_stdin(k: &Kapi, yaml: &str) {
-    use std::io::Write;
-    let mut child = k
-        .kubectl()
-        .args(["create", "-f", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(yaml.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], yaml);
+    assert!(ok, "{err}");
 }
 
 fn wait_gone(k: &Kapi, args: &[&str], limit: Duration) -> Duration {

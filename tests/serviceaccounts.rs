@@ -3,7 +3,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::time::{Duration, Instant};
 
 use common::{run, runtime, Kapi};
@@ -20,26 +19,8 @@ fn wait_until(limit: Duration, mut f: impl FnMut() -> bool) {
 }
 
 fn create(k: &Kapi, yaml: &str) {
-    let mut child = k
-        .kubectl()
-        .args(["create", "-f", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("kubectl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(yaml.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("wait");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], yaml);
+    assert!(ok, "{err}");
 }
 
 #[test]

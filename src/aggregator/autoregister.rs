@@ -360,7 +360,7 @@ impl AutoRegister {
         Ok(())
     }
 
-        /// The first pass, done inside the post-start hook so the server is
+    /// The first pass, done inside the post-start hook so the server is
     /// ready when the hooks are: register, mark local ones Available,
     /// observe. It races the availability controller's status writes and
     /// the watch cache catching up, so a pass that fails or leaves an
@@ -369,7 +369,7 @@ impl AutoRegister {
         const TRIES: u32 = 20;
         let mut attempt = 1;
         loop {
-                        let pass = async {
+            let pass = async {
                 self.sync(registries).await?;
                 super::available::sync_local(registries).await?;
                 self.observe(registries).await?;
