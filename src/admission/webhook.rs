@@ -481,7 +481,7 @@ impl MutatingAdmissionWebhook {
             )));
         }
         let mut new = obj.clone();
-        json_patch::patch(&mut new, &ops)
+        crate::registry::patch::json::apply(&mut new, &ops)
             .map_err(|e| Failure::Status(ApiError::internal(e.to_string())))?;
         normalize(&mut new, a, ctx).map_err(Failure::Status)?;
         let changed = a.object.as_ref() != Some(&new);

@@ -947,10 +947,7 @@ fn apply_patch(old: &Value, content_type: &str, patch: &Value) -> Result<Value, 
     let ct = content_type.split(';').next().unwrap_or("").trim();
     match ct {
         "application/json-patch+json" => {
-            let p: json_patch::Patch = serde_json::from_value(patch.clone())
-                .map_err(|e| ApiError::bad_request(format!("invalid JSON patch: {e}")))?;
-            json_patch::patch(&mut new, &p)
-                .map_err(|e| ApiError::new(422, crate::api::Reason::Invalid, e.to_string()))?;
+            crate::registry::patch::json::apply_request(&mut new, patch)?;
         }
         "application/merge-patch+json" | "application/strategic-merge-patch+json" => {
             json_patch::merge(&mut new, patch);

@@ -728,6 +728,7 @@ impl Collector {
             },
             propagation_policy: Some(policy.to_string()),
             dry_run: false,
+            grace_period_seconds: None,
             user: Default::default(),
         };
         match reg.delete(&m.namespace, &m.name, &opts).await {

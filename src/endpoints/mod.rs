@@ -78,16 +78,121 @@ impl Query {
         self.get(k).is_some_and(|v| v == "true" || v == "1")
     }
 
-    fn list_params(&self) -> ListParams {
-        ListParams {
+    /// The parameters of a list, watch or delete-collection as upstream's
+    /// parameter codec decodes them (400 for a value of the wrong type) and
+    /// `ValidateListOptions` checks them (422).
+    fn list_params(&self, watch: bool) -> Result<ListParams, ApiError> {
+        let limit = match self.get("limit") {
+            Some(v) => parse_int_param(v)?,
+            None => 0,
+        };
+        for b in ["watch", "allowWatchBookmarks", "sendInitialEvents"] {
+            if let Some(v) = self.get(b) {
+                parse_bool_param(v)?;
+            }
+        }
+        if let Some(v) = self.get("timeoutSeconds") {
+            parse_int_param(v)?;
+        }
+        let p = ListParams {
             label_selector: self.get("labelSelector").map(String::from),
             field_selector: self.get("fieldSelector").map(String::from),
-            limit: self.get("limit").and_then(|l| l.parse().ok()).unwrap_or(0),
+            limit,
             continue_token: self.get("continue").map(String::from),
             resource_version: self.get("resourceVersion").map(String::from),
             resource_version_match: self.get("resourceVersionMatch").map(String::from),
+        };
+        let send_initial_events = self.get("sendInitialEvents").map(|v| parse_bool_param(v).unwrap_or(false));
+        validate_list_options(&p, watch, send_initial_events)?;
+        Ok(p)
+    }
+
+    /// A boolean parameter; absent is false, a malformed one was refused by
+    /// `list_params` already.
+    fn bool_param(&self, k: &str) -> bool {
+        self.get(k).is_some_and(|v| parse_bool_param(v).unwrap_or(false))
+    }
+}
+
+/// upstream's `ValidateListOptions` (apimachinery meta/internalversion/validation).
+fn validate_list_options(
+    p: &ListParams,
+    watch: bool,
+    send_initial_events: Option<bool>,
+) -> Result<(), ApiError> {
+    use crate::registry::validation::FieldError;
+    let mut errs = Vec::new();
+    let rv = p.resource_version.as_deref().unwrap_or("");
+    let cont = p.continue_token.as_deref().unwrap_or("");
+    let m = p.resource_version_match.as_deref().unwrap_or("");
+    if watch {
+        if send_initial_events.is_some() && m != "NotOlderThan" {
+            errs.push(FieldError::forbidden(
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            ));
+        }
+        if !m.is_empty() {
+            if send_initial_events.is_none() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                ));
+            }
+            if m != "NotOlderThan" {
+                errs.push(FieldError::not_supported("resourceVersionMatch", json!(m), &["NotOlderThan"]));
+            }
+            if !cont.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+        }
+    } else {
+        if !m.is_empty() {
+            if rv.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden unless resourceVersion is provided",
+                ));
+            }
+            if !cont.is_empty() {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch is forbidden when continue is provided",
+                ));
+            }
+            if m != "Exact" && m != "NotOlderThan" {
+                errs.push(FieldError::not_supported(
+                    "resourceVersionMatch",
+                    json!(m),
+                    &["Exact", "NotOlderThan", ""],
+                ));
+            }
+            if m == "Exact" && rv == "0" {
+                errs.push(FieldError::forbidden(
+                    "resourceVersionMatch",
+                    "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"",
+                ));
+            }
+        }
+        if send_initial_events.is_some() {
+            errs.push(FieldError::forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for list",
+            ));
         }
     }
+    if errs.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        "meta.k8s.io",
+        "ListOptions",
+        "",
+        errs.iter().map(crate::registry::validation::FieldError::to_cause).collect(),
+    ))
 }
 
 fn json_response(code: StatusCode, body: Bytes) -> Response {
@@ -228,7 +333,24 @@ fn request_write_options(
     Ok(o)
 }
 
+/// A declared Content-Length over the limit is refused before any of the
+/// body is read, as upstream's `limitedReadBody` does: a client that
+/// announces 100 MB and sends nothing gets its 413 at once.
+pub fn declared_too_large(headers: &http::HeaderMap) -> Option<ApiError> {
+    let declared = headers
+        .get(header::CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()?;
+    (declared > MAX_BODY_BYTES as u64).then(|| ApiError::too_large(MAX_BODY_BYTES))
+}
+
 async fn read_body(req: Request) -> Result<Bytes, ApiError> {
+    if let Some(e) = declared_too_large(req.headers()) {
+        return Err(e);
+    }
     axum::body::to_bytes(req.into_body(), MAX_BODY_BYTES)
         .await
         .map_err(|e| {
@@ -311,6 +433,139 @@ fn status_success(r: &Resource, obj: &[u8]) -> Bytes {
         serde_json::to_vec(&json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}))
             .unwrap_or_default(),
     )
+}
+
+type MetaDeleteOptions = k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
+
+/// Query parameters decoded as upstream's parameter codec does: a value that
+/// does not parse as the field's type is a 400 naming it.
+fn delete_options_from_query(q: &Query) -> Result<MetaDeleteOptions, ApiError> {
+    let mut o = MetaDeleteOptions::default();
+    if let Some(v) = q.get("gracePeriodSeconds") {
+        o.grace_period_seconds = Some(parse_int_param(v)?);
+    }
+    if let Some(v) = q.get("orphanDependents") {
+        o.orphan_dependents = Some(parse_bool_param(v)?);
+    }
+    if let Some(v) = q.get("propagationPolicy") {
+        o.propagation_policy = Some(v.to_string());
+    }
+    let dry: Vec<String> = q.all("dryRun").into_iter().map(String::from).collect();
+    if !dry.is_empty() {
+        o.dry_run = Some(dry);
+    }
+    if let Some(v) = q.get("ignoreStoreReadErrorWithClusterBreakingPotential") {
+        o.ignore_store_read_error_with_cluster_breaking_potential = Some(parse_bool_param(v)?);
+    }
+    Ok(o)
+}
+
+/// Go's `strconv.ParseInt(v, 10, 64)`, with its error text.
+pub(crate) fn parse_int_param(v: &str) -> Result<i64, ApiError> {
+    v.parse::<i64>().map_err(|e| {
+        let why = match e.kind() {
+            std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow => {
+                "value out of range"
+            }
+            _ => "invalid syntax",
+        };
+        ApiError::bad_request(format!("strconv.ParseInt: parsing {v:?}: {why}"))
+    })
+}
+
+/// Go's `strconv.ParseBool`, with its error text.
+pub(crate) fn parse_bool_param(v: &str) -> Result<bool, ApiError> {
+    match v {
+        "1" | "t" | "T" | "true" | "TRUE" | "True" => Ok(true),
+        "0" | "f" | "F" | "false" | "FALSE" | "False" => Ok(false),
+        _ => Err(ApiError::bad_request(format!(
+            "strconv.ParseBool: parsing {v:?}: invalid syntax"
+        ))),
+    }
+}
+
+/// A DeleteOptions body (JSON, YAML or protobuf). Its kind, when given,
+/// must be DeleteOptions: anything else is not registered for meta.k8s.io.
+fn delete_options_from_body(bytes: &[u8], format: BodyFormat) -> Result<MetaDeleteOptions, ApiError> {
+    let v: Value = match format {
+        BodyFormat::Json => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
+        BodyFormat::Yaml => serde_saphyr::from_slice(bytes).map_err(|e| e.to_string()),
+        BodyFormat::Protobuf => crate::api::protobuf::decode_with(
+            bytes,
+            crate::api::protobuf::DecodeOptions { omit_empty_strings: true },
+        )
+        .map_err(|e| e.to_string()),
+    }
+    .map_err(|e| ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}")))?;
+    let Value::Object(map) = &v else {
+        return Err(ApiError::bad_request(format!(
+            "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
+            crate::api::json_type_name(&v)
+        )));
+    };
+    let kind = map.get("kind").and_then(Value::as_str).unwrap_or("");
+    if !kind.is_empty() && kind != "DeleteOptions" {
+        let version = map
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .unwrap_or("meta.k8s.io/v1");
+        return Err(ApiError::bad_request(format!(
+            "no kind {kind:?} is registered for version {version:?} in scheme \"pkg/runtime/scheme.go:100\""
+        )));
+    }
+    serde_json::from_value::<MetaDeleteOptions>(v)
+        .map_err(|e| ApiError::bad_request(format!("unable to decode DeleteOptions: {e}")))
+}
+
+/// upstream's `ValidateDeleteOptions` (apimachinery meta/v1/validation).
+fn validate_delete_options(o: &MetaDeleteOptions) -> Result<(), ApiError> {
+    use crate::registry::validation::FieldError;
+    let mut errs = Vec::new();
+    if let (Some(_), Some(p)) = (o.orphan_dependents, o.propagation_policy.as_ref()) {
+        errs.push(FieldError::invalid(
+            "propagationPolicy",
+            json!(p),
+            "orphanDependents and deletionPropagation cannot be both set",
+        ));
+    }
+    if let Some(p) = o.propagation_policy.as_deref() {
+        if !matches!(p, "Foreground" | "Background" | "Orphan") {
+            errs.push(FieldError::not_supported(
+                "propagationPolicy",
+                json!(p),
+                &["Foreground", "Background", "Orphan", "nil"],
+            ));
+        }
+    }
+    let dry = o.dry_run.as_deref().unwrap_or(&[]);
+    if dry.len() > 1 || dry.iter().any(|d| d != "All") {
+        errs.push(FieldError::not_supported("dryRun", json!(dry), &["All"]));
+    }
+    if o.ignore_store_read_error_with_cluster_breaking_potential == Some(true) {
+        let why = "cannot be set together with ignoreStoreReadErrorWithClusterBreakingPotential";
+        if !dry.is_empty() {
+            errs.push(FieldError::invalid("dryRun", json!(dry), why));
+        }
+        if let Some(p) = &o.propagation_policy {
+            errs.push(FieldError::invalid("propagationPolicy", json!(p), why));
+        }
+        if let Some(g) = o.grace_period_seconds.filter(|g| *g != 0) {
+            errs.push(FieldError::invalid("gracePeriodSeconds", json!(g), why));
+        }
+        if o.preconditions.is_some() {
+            errs.push(FieldError::invalid("preconditions", json!(o.preconditions), why));
+        }
+    }
+    if errs.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        "meta.k8s.io",
+        "DeleteOptions",
+        "",
+        errs.iter().map(FieldError::to_cause).collect(),
+    ))
 }
 
 impl ResourceHandler {
@@ -405,7 +660,7 @@ impl ResourceHandler {
                 Ok(self.object_response(&registry, StatusCode::OK, obj, output))
             }
             "list" => {
-                let list = registry.list(ns, &q.list_params()).await?;
+                let list = registry.list(ns, &q.list_params(false)?).await?;
                 Ok(self.list_response(&registry, list, output))
             }
             "watch" => self.watch(&registry, info, &q, output).await,
@@ -462,7 +717,7 @@ impl ResourceHandler {
             "deletecollection" => {
                 let opts = self.delete_options(req, &q).await?;
                 let list = registry
-                    .delete_collection(ns, &q.list_params(), &opts)
+                    .delete_collection(ns, &q.list_params(false)?, &opts)
                     .await?;
                 Ok(self.list_response(&registry, list, Output::Json))
             }
@@ -534,41 +789,40 @@ impl ResourceHandler {
         Ok((pt, body, opts))
     }
 
+    /// `DeleteOptions` as upstream's delete handler reads them: from the body
+    /// when there is one (its query is then ignored), else from the query;
+    /// an undecodable body or parameter is 400, an invalid option 422, and
+    /// either way nothing is deleted.
     async fn delete_options(&self, req: Request, q: &Query) -> Result<DeleteOptions, ApiError> {
-        let mut opts = DeleteOptions {
-            dry_run: dry_run(q, "DeleteOptions")?,
-            ..Default::default()
-        };
-        opts.propagation_policy = q.get("propagationPolicy").map(String::from);
+        let content_type = req
+            .headers()
+            .get(header::CONTENT_TYPE)
+            .map(|v| v.to_str().map(String::from))
+            .transpose()
+            .map_err(|_| ApiError::unsupported_media_type())?;
         let bytes = read_body(req).await?;
-        if !bytes.iter().all(u8::is_ascii_whitespace) {
-            let v: Value = serde_json::from_slice(&bytes)
-                .or_else(|_| serde_saphyr::from_slice::<Value>(&bytes))
-                .map_err(|e| {
-                    ApiError::bad_request(format!("unable to decode DeleteOptions: {e}"))
-                })?;
-            if let Some(p) = v.get("propagationPolicy").and_then(Value::as_str) {
-                opts.propagation_policy = Some(p.to_string());
-            }
-            if v.get("orphanDependents").and_then(Value::as_bool) == Some(true)
-                && opts.propagation_policy.is_none()
-            {
-                opts.propagation_policy = Some("Orphan".into());
-            }
-            opts.preconditions = Preconditions {
-                uid: v["preconditions"]["uid"].as_str().map(String::from),
-                resource_version: v["preconditions"]["resourceVersion"]
-                    .as_str()
-                    .map(String::from),
-            };
-            if v["dryRun"]
-                .as_array()
-                .is_some_and(|a| a.iter().any(|x| x == "All"))
-            {
-                opts.dry_run = true;
-            }
-        }
-        Ok(opts)
+        let given = if bytes.is_empty() {
+            delete_options_from_query(q)?
+        } else {
+            let format = negotiation::body_format(content_type.as_deref())?;
+            delete_options_from_body(&bytes, format)?
+        };
+        validate_delete_options(&given)?;
+        let preconditions = given.preconditions.clone().unwrap_or_default();
+        Ok(DeleteOptions {
+            preconditions: Preconditions {
+                uid: preconditions.uid,
+                resource_version: preconditions.resource_version,
+            },
+            propagation_policy: given.propagation_policy.clone().or_else(|| {
+                given
+                    .orphan_dependents
+                    .map(|o| if o { "Orphan" } else { "Background" }.to_string())
+            }),
+            dry_run: given.dry_run.as_ref().is_some_and(|d| !d.is_empty()),
+            grace_period_seconds: given.grace_period_seconds,
+            ..Default::default()
+        })
     }
 
     fn written(
@@ -693,7 +947,7 @@ impl ResourceHandler {
         q: &Query,
         output: Output,
     ) -> Result<Response, ApiError> {
-        let params = q.list_params();
+        let params = q.list_params(true)?;
         let name = (!info.name.is_empty()).then_some(info.name.as_str());
         // A name from the path narrows the watch; one from a field selector is already in `params`.
         let path_name = if info.parts.len() >= 2 { name } else { None };
@@ -702,14 +956,17 @@ impl ResourceHandler {
                 &info.namespace,
                 path_name,
                 &params,
-                q.flag("sendInitialEvents"),
-                q.flag("allowWatchBookmarks"),
+                q.bool_param("sendInitialEvents"),
+                q.bool_param("allowWatchBookmarks"),
             )
             .await;
-        let timeout = q
-            .get("timeoutSeconds")
-            .and_then(|t| t.parse::<u64>().ok())
-            .unwrap_or(DEFAULT_WATCH_SECONDS);
+        // As upstream: 0 or absent means the default; a negative timeout has
+        // already passed, so the watch ends at once.
+        let timeout = match q.get("timeoutSeconds").map(parse_int_param).transpose()? {
+            None | Some(0) => DEFAULT_WATCH_SECONDS,
+            Some(t) if t < 0 => 0,
+            Some(t) => t as u64,
+        };
         let r = registry.resource.clone();
         let stop = self.stop.clone();
         let table_registry = matches!(output, Output::Table { .. } | Output::PartialObjectMetadata)
@@ -1044,11 +1301,7 @@ impl ResourceHandler {
                 if is_patch {
                     match pt {
                         PatchType::Json => {
-                            let p: json_patch::Patch = serde_json::from_value(given)
-                                .map_err(|e| ApiError::bad_request(e.to_string()))?;
-                            json_patch::patch(&mut scale, &p).map_err(|e| {
-                                ApiError::new(422, crate::api::Reason::Invalid, e.to_string())
-                            })?;
+                            crate::registry::patch::json::apply_request(&mut scale, &given)?
                         }
                         _ => json_patch::merge(&mut scale, &given),
                     }

@@ -103,6 +103,9 @@ pub struct DeleteOptions {
     pub preconditions: Preconditions,
     pub propagation_policy: Option<String>,
     pub dry_run: bool,
+    /// As the client sent it (negative means 1 s upstream); kapi deletes at
+    /// once whatever it says.
+    pub grace_period_seconds: Option<i64>,
     /// Who is deleting, for admission.
     pub user: crate::auth::UserInfo,
 }
@@ -370,12 +373,26 @@ fn unknown_fields(input: &Value, typed: &Value, path: &str, out: &mut Vec<String
     }
 }
 
+/// upstream's `APIObjectVersioner.ParseResourceVersion`: Go's `ParseUint`,
+/// which takes digits only (no sign, so "-0" and "+1" are refused).
 fn parse_rv(rv: &str) -> Result<i64, ApiError> {
-    rv.parse::<i64>()
-        .ok()
-        .filter(|n| *n >= 0)
-        .ok_or_else(|| ApiError::bad_request(format!("invalid resource version: {rv:?}")))
+    let why = if rv.is_empty() || !rv.bytes().all(|b| b.is_ascii_digit()) {
+        Some("invalid syntax")
+    } else if rv.parse::<i64>().is_err() {
+        Some("value out of range")
+    } else {
+        None
+    };
+    match why {
+        None => rv.parse::<i64>().map_err(|_| ApiError::bad_request("invalid resource version")),
+        Some(why) => Err(ApiError::bad_request(format!(
+            "invalid resource version: resourceVersion: Invalid value: {rv:?}: strconv.ParseUint: parsing {rv:?}: {why}"
+        ))),
+    }
 }
+
+/// Deletes one delete-collection keeps in flight.
+const DELETE_COLLECTION_WORKERS: usize = 16;
 
 impl Registry {
     fn new(resource: Arc<Resource>, registries: Registries) -> Self {
@@ -476,6 +493,24 @@ impl Registry {
                 if r.group.is_empty() { "core" } else { r.group.split('.').next().unwrap_or("") },
                 r.kind
             )));
+        }
+        // Go's decoder refuses metadata fields of the wrong JSON type.
+        if let Some(m) = obj.get("metadata").filter(|m| !m.is_null()) {
+            let wrong = |field: &str, want: &str, v: &Value| {
+                ApiError::bad_request(format!(
+                    "{kind} in version {version:?} cannot be handled as a {}: json: cannot unmarshal {} into Go struct field {field} of type {want}",
+                    r.kind,
+                    crate::api::json_type_name(v)
+                ))
+            };
+            let Some(m) = m.as_object() else {
+                return Err(wrong("ObjectMeta.metadata", "v1.ObjectMeta", m));
+            };
+            for f in ["name", "generateName", "namespace", "uid", "resourceVersion"] {
+                if let Some(v) = m.get(f).filter(|v| !v.is_null() && !v.is_string()) {
+                    return Err(wrong(&format!("ObjectMeta.metadata.{f}"), "string", v));
+                }
+            }
         }
         let mut value = body.clone();
         {
@@ -662,6 +697,16 @@ impl Registry {
                 warnings,
                 created: false,
             });
+        }
+        // Storage refuses to create what names a revision (upstream's
+        // ErrResourceVersionSetOnCreate, a 400); a dry run never reaches it.
+        if !meta::str_field(&obj, "resourceVersion").is_empty() {
+            if let Some(a) = &allocator {
+                a.release(&obj).await;
+            }
+            return Err(ApiError::bad_request(
+                "resourceVersion should not be set on objects to be created",
+            ));
         }
         let began = trace::start();
         let bytes = Self::encode(&conversion::to_storage(
@@ -1177,15 +1222,7 @@ impl Registry {
         let result = self.update_with(namespace, name, subresource, opts, |old| {
             let mut doc = old.clone();
             match patch_type {
-                PatchType::Json => {
-                    let p: json_patch::Patch = serde_json::from_value(patch_value.clone())
-                        .map_err(|e| ApiError::bad_request(format!("the server rejected our request due to an error in our request: {e}")))?;
-                    if p.0.len() > 10_000 {
-                        return Err(ApiError::new(413, crate::api::Reason::RequestEntityTooLarge, "The allowed number of operations in a JSON patch is 10000"));
-                    }
-                    // upstream answers a failed operation (a `test` that does not match too) with a generic 422.
-                    json_patch::patch(&mut doc, &p).map_err(|_| ApiError::new(422, crate::api::Reason::Invalid, "the server rejected our request due to an error in our request"))?;
-                }
+                PatchType::Json => patch::json::apply_request(&mut doc, &patch_value)?,
                 PatchType::Merge => json_patch::merge(&mut doc, &patch_value),
                                 PatchType::StrategicMerge => {
                     // Custom resources have no patch strategies: 415, as upstream.
@@ -1518,10 +1555,18 @@ impl Registry {
             resource_version: list.resource_version,
             ..Default::default()
         };
-        for item in list.items {
-            let v: Value = serde_json::from_slice(&item).unwrap_or(json!({}));
-            let (ns, name) = (meta::namespace(&v).to_string(), meta::name(&v).to_string());
-            match self.delete(&ns, &name, opts).await {
+        // Several deletes in flight (upstream runs delete-collection workers
+        // too); answers stay in list order.
+        use futures::StreamExt;
+        let mut deletes = futures::stream::iter(list.items)
+            .map(|item| async move {
+                let v: Value = serde_json::from_slice(&item).unwrap_or(json!({}));
+                let (ns, name) = (meta::namespace(&v).to_string(), meta::name(&v).to_string());
+                self.delete(&ns, &name, opts).await
+            })
+            .buffered(DELETE_COLLECTION_WORKERS);
+        while let Some(result) = deletes.next().await {
+            match result {
                 Ok((obj, _)) => out.items.push(obj),
                 Err(e) if e.code == 404 => {}
                 Err(e) => return Err(e),

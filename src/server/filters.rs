@@ -347,6 +347,9 @@ async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -
             http::Method::POST | http::Method::PUT | http::Method::PATCH
         )
     {
+        if let Some(e) = crate::endpoints::declared_too_large(req.headers()) {
+            return with_id(e.into_response());
+        }
         let (parts, body) = req.into_parts();
         let bytes = match axum::body::to_bytes(body, crate::endpoints::MAX_BODY_BYTES).await {
             Ok(b) => b,
@@ -512,8 +515,10 @@ async fn impersonation(State(s): State<Arc<ChainState>>, mut req: Request, next:
         headers
             .get_all(name)
             .iter()
-            .filter_map(|v| v.to_str().ok())
-            .map(|v| v.trim().to_string())
+            // Header bytes that are not text are still a request to act as
+            // someone (Go keeps them as they are): never drop one silently
+            // and run as the caller.
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).trim().to_string())
             .filter(|v| !v.is_empty())
             .collect()
     };
@@ -524,12 +529,10 @@ async fn impersonation(State(s): State<Arc<ChainState>>, mut req: Request, next:
         std::collections::BTreeMap::new();
     for (name, value) in headers.iter() {
         if let Some(key) = name.as_str().strip_prefix("impersonate-extra-") {
-            if let Ok(v) = value.to_str() {
-                extra
-                    .entry(crate::server::request_info::percent_decode(key))
-                    .or_default()
-                    .push(v.to_string());
-            }
+            extra
+                .entry(crate::server::request_info::percent_decode(key))
+                .or_default()
+                .push(String::from_utf8_lossy(value.as_bytes()).to_string());
         }
     }
     if users.is_empty() && groups.is_empty() && uids.is_empty() && extra.is_empty() {
@@ -539,43 +542,59 @@ async fn impersonation(State(s): State<Arc<ChainState>>, mut req: Request, next:
         return ApiError::unauthorized().into_response();
     };
     let Some(user) = users.first().cloned() else {
-        return ApiError::internal(
-            "requested impersonation of groups, uid or extra without impersonating a user",
-        )
+        let what = if !groups.is_empty() {
+            "groups"
+        } else if !uids.is_empty() {
+            "uid"
+        } else {
+            "user extras"
+        };
+        return ApiError::bad_request(format!(
+            "requested impersonation of {what} without impersonating a user"
+        ))
         .into_response();
     };
     // Each impersonated attribute needs its own `impersonate` permission.
-    let mut checks: Vec<(&str, &str, String, String)> = Vec::new();
+    // (group, resource, subresource, namespace, name); each extra key is its
+    // own `userextras/<key>` subresource, as upstream authorizes it.
+    let mut checks: Vec<(&str, &str, String, String, String)> = Vec::new();
     match user
         .strip_prefix("system:serviceaccount:")
         .and_then(|r| r.split_once(':'))
     {
-        Some((ns, name)) => checks.push(("", "serviceaccounts", ns.to_string(), name.to_string())),
-        None => checks.push(("", "users", String::new(), user.clone())),
+        Some((ns, name)) => checks.push((
+            "",
+            "serviceaccounts",
+            String::new(),
+            ns.to_string(),
+            name.to_string(),
+        )),
+        None => checks.push(("", "users", String::new(), String::new(), user.clone())),
     }
     for g in &groups {
-        checks.push(("", "groups", String::new(), g.clone()));
+        checks.push(("", "groups", String::new(), String::new(), g.clone()));
     }
     for u in &uids {
-        checks.push(("authentication.k8s.io", "uids", String::new(), u.clone()));
+        checks.push((
+            "authentication.k8s.io",
+            "uids",
+            String::new(),
+            String::new(),
+            u.clone(),
+        ));
     }
     for (key, values) in &extra {
         for v in values {
             checks.push((
                 "authentication.k8s.io",
                 "userextras",
+                key.clone(),
                 String::new(),
                 v.clone(),
             ));
-            let _ = key;
         }
     }
-    for (group, resource, ns, name) in &checks {
-        let sub = if *resource == "userextras" {
-            extra.keys().next().cloned().unwrap_or_default()
-        } else {
-            String::new()
-        };
+    for (group, resource, sub, ns, name) in &checks {
         let attrs = Attributes {
             user: Some(&requester.user),
             verb: "impersonate",
@@ -585,7 +604,7 @@ async fn impersonation(State(s): State<Arc<ChainState>>, mut req: Request, next:
             api_version: "",
             namespace: ns,
             resource,
-            subresource: &sub,
+            subresource: sub,
             name,
         };
         if !matches!(s.authorizer.authorize(&attrs), Decision::Allow(_)) {

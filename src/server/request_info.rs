@@ -73,11 +73,13 @@ impl RequestInfo {
             verb: method.as_str().to_ascii_lowercase(),
             ..Default::default()
         };
-        let segments: Vec<&str> = path
-            .trim_matches('/')
-            .split('/')
-            .filter(|s| !s.is_empty())
-            .collect();
+        let trimmed = path.trim_matches('/');
+        // Upstream splits without dropping empty segments, so `//api//v1`
+        // names no resource and no route: it is a 404, not /api/v1.
+        if trimmed.contains("//") {
+            return info;
+        }
+        let segments: Vec<&str> = trimmed.split('/').filter(|s| !s.is_empty()).collect();
         let Some((&prefix, rest)) = segments.split_first() else {
             return info;
         };
@@ -112,7 +114,9 @@ impl RequestInfo {
                 Method::PUT => "update",
                 Method::PATCH => "patch",
                 Method::DELETE => "delete",
-                _ => info.verb.as_str(),
+                // Methods are case-sensitive: `get` is no verb, and no
+                // route takes it (405), as with upstream's empty verb.
+                _ => "",
             }
             .to_string();
         }

@@ -22,6 +22,14 @@ use super::filters::ConnInfo;
 use crate::auth::x509::{parse_pem_certs, ClientCertAuthority};
 
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// upstream's `ReadHeaderTimeout`: a client that has not sent a whole
+/// request head within this time is disconnected (slowloris).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
+/// Go's `DefaultMaxHeaderBytes`, upstream's limit on a request's headers.
+const MAX_HEADER_BYTES: usize = 1 << 20;
+/// What Go's TLS server answers a client speaking plain HTTP.
+const PLAIN_HTTP_ANSWER: &[u8] =
+    b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
 
 /// What TLS serving needs: the server's certificate and who may present client certificates.
 #[derive(Debug, Clone)]
@@ -65,9 +73,10 @@ pub async fn serve(
 ) {
     let acceptor = TlsAcceptor::from(tls.config.clone());
     let graceful = GracefulShutdown::new();
-    let mut builder = Builder::new(TokioExecutor::new());
-    builder.http2().max_concurrent_streams(1000);
-    let builder = Arc::new(builder);
+    // The protocol comes from ALPN, so hyper never waits for bytes to guess
+    // it: a client that connects and says nothing meets the header timeout.
+    let h1 = Arc::new(connection_builder(Protocol::Http1));
+    let h2 = Arc::new(connection_builder(Protocol::Http2));
     loop {
         let (tcp, remote) = tokio::select! {
             _ = stop.cancelled() => break,
@@ -85,9 +94,16 @@ pub async fn serve(
         let acceptor = acceptor.clone();
         let client_ca = tls.client_ca.clone();
         let app = app.clone();
-        let builder = builder.clone();
+        let (h1, h2) = (h1.clone(), h2.clone());
         let watcher = graceful.watcher();
         tokio::spawn(async move {
+            if speaks_plain_http(&tcp).await {
+                use tokio::io::AsyncWriteExt;
+                let mut tcp = tcp;
+                let _ = tcp.write_all(PLAIN_HTTP_ANSWER).await;
+                let _ = tcp.shutdown().await;
+                return;
+            }
             let tls_stream =
                 match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
                     Ok(Ok(s)) => s,
@@ -112,6 +128,11 @@ pub async fn serve(
                     let mut app = app.clone();
                     async move { app.call(req.map(axum::body::Body::new)).await }
                 });
+            let builder = if tls_stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+                h2
+            } else {
+                h1
+            };
             let conn = builder
                 .serve_connection_with_upgrades(TokioIo::new(tls_stream), svc)
                 .into_owned();
@@ -127,6 +148,50 @@ pub async fn serve(
     {
         tracing::warn!("some connections were still open after {drain:?}; closing them");
     }
+}
+
+#[derive(Clone, Copy)]
+enum Protocol {
+    Http1,
+    Http2,
+}
+
+fn connection_builder(p: Protocol) -> Builder<TokioExecutor> {
+    let b = Builder::new(TokioExecutor::new());
+    match p {
+        Protocol::Http1 => {
+            let mut b = b.http1_only();
+            b.http1()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(HEADER_READ_TIMEOUT)
+                .max_buf_size(MAX_HEADER_BYTES + 64 * 1024);
+            b
+        }
+        Protocol::Http2 => {
+            let mut b = b.http2_only();
+            b.http2()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .max_concurrent_streams(1000)
+                .max_header_list_size(MAX_HEADER_BYTES as u32)
+                // Rapid-reset floods: hyper's default cap on pending
+                // locally-reset streams, stated so it stays on.
+                .max_pending_accept_reset_streams(20)
+                .keep_alive_interval(Duration::from_secs(30))
+                .keep_alive_timeout(Duration::from_secs(20));
+            b
+        }
+    }
+}
+
+/// Whether the client's first byte is a letter rather than a TLS record:
+/// someone sent `GET / HTTP/1.1` to the TLS port. Waits as long as the
+/// TLS handshake would.
+async fn speaks_plain_http(tcp: &tokio::net::TcpStream) -> bool {
+    let mut first = [0u8; 1];
+    matches!(
+        tokio::time::timeout(HANDSHAKE_TIMEOUT, tcp.peek(&mut first)).await,
+        Ok(Ok(1)) if first[0].is_ascii_uppercase()
+    )
 }
 
 /// Binds the listening socket; port 0 picks a free one.

@@ -28,8 +28,16 @@ pub struct EtcdConfig {
     pub key_file: Option<PathBuf>,
 }
 
+/// The largest answer kapi takes from etcd: upstream's client allows
+/// `math.MaxInt32`, so an unpaged list of many MiB is served, not refused
+/// by gRPC's 4 MiB default.
+const MAX_RECEIVE_BYTES: usize = i32::MAX as usize;
+
 pub struct Etcd {
     client: Client,
+    /// Reads and transactions, with the receive limit raised.
+    kv: etcd_client::KvClient,
+    watch: etcd_client::WatchClient,
     /// A key read to learn the current revision cheaply.
     probe_key: String,
     compacted: AtomicI64,
@@ -116,6 +124,12 @@ impl Etcd {
                 BackendError::Unavailable(format!("etcd {}: {e}", cfg.endpoints.join(",")))
             })?;
         let etcd = Etcd {
+            kv: client
+                .kv_client()
+                .max_decoding_message_size(MAX_RECEIVE_BYTES),
+            watch: client
+                .watch_client()
+                .max_decoding_message_size(MAX_RECEIVE_BYTES),
             client,
             probe_key: format!("{prefix}/"),
             compacted: AtomicI64::new(0),
@@ -144,7 +158,7 @@ impl Etcd {
             .when([Compare::mod_revision(key, CompareOp::Equal, expected)])
             .and_then([op])
             .or_else([TxnOp::get(key, None)]);
-        let resp = self.client.clone().txn(txn).await.map_err(classify)?;
+        let resp = self.kv.clone().txn(txn).await.map_err(classify)?;
         Ok(Self::outcome(resp))
     }
 }
@@ -161,7 +175,7 @@ impl Backend for Etcd {
 
     async fn get(&self, key: &str) -> Result<(Option<KeyValue>, i64), BackendError> {
         let resp = retry_read(|| {
-            let mut c = self.client.clone();
+            let mut c = self.kv.clone();
             async move { c.get(key, None).await.map_err(classify) }
         })
         .await?;
@@ -178,7 +192,7 @@ impl Backend for Etcd {
             opts = opts.with_limit(req.limit);
         }
         let resp = retry_read(|| {
-            let (mut c, opts) = (self.client.clone(), opts.clone());
+            let (mut c, opts) = (self.kv.clone(), opts.clone());
             let start = req.start.as_bytes().to_vec();
             async move { c.get(start, Some(opts)).await.map_err(classify) }
         })
@@ -243,7 +257,7 @@ impl Backend for Etcd {
             opts = opts.with_start_revision(from_revision);
         }
         let mut stream = self
-            .client
+            .watch
             .clone()
             .watch(prefix.as_bytes().to_vec(), Some(opts))
             .await

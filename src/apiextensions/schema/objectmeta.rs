@@ -60,16 +60,7 @@ const OBJECT_META: &[(&str, Kind)] = &[
     ("managedFields", Kind::List(MANAGED_FIELDS_ENTRY)),
 ];
 
-fn json_type(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
+use crate::api::json_type_name as json_type;
 
 fn go_type(k: Kind, struct_name: &str) -> String {
     match k {
