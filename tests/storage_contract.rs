@@ -299,7 +299,8 @@ async fn preconditions_and_delete(b: Arc<dyn Backend>) {
         Err(StorageError::Conflict { message, .. }) => {
             assert_eq!(
                 message,
-                "Precondition failed: UID in precondition: uid-2, UID in object meta: uid-1"
+                // upstream's StorageError text, which its 409 Conflict carries.
+                "StorageError: invalid object, Code: 4, Key: /registry/configmaps/ns/p, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: uid-2, UID in object meta: uid-1"
             )
         }
         other => panic!("{other:?}"),

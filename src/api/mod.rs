@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod protobuf;
 pub mod selector;
 pub mod status;
+pub mod strict;
 
 pub use status::{ApiError, Reason};
 

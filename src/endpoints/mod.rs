@@ -261,14 +261,24 @@ fn dry_run(q: &Query, options_kind: &str) -> Result<bool, ApiError> {
     Ok(!values.is_empty())
 }
 
-fn field_validation(q: &Query) -> Result<FieldValidation, ApiError> {
+/// upstream's `ValidateFieldValidation`: an unknown value makes the
+/// options object invalid (422).
+fn field_validation(q: &Query, options_kind: &str) -> Result<FieldValidation, ApiError> {
     match q.get("fieldValidation").unwrap_or("") {
         "" | "Warn" => Ok(FieldValidation::Warn),
         "Strict" => Ok(FieldValidation::Strict),
         "Ignore" => Ok(FieldValidation::Ignore),
-        other => Err(ApiError::bad_request(format!(
-            "fieldValidation: Unsupported value: {other:?}: supported values: \"Ignore\", \"Strict\", \"Warn\""
-        ))),
+        other => Err(ApiError::invalid(
+            "meta.k8s.io",
+            options_kind,
+            "",
+            vec![crate::registry::validation::FieldError::not_supported(
+                "fieldValidation",
+                json!(other),
+                &["Ignore", "Strict", "Warn"],
+            )
+            .to_cause()],
+        )),
     }
 }
 
@@ -304,7 +314,7 @@ fn write_options(q: &Query, options_kind: &str) -> Result<WriteOptions, ApiError
     Ok(WriteOptions {
         dry_run: dry_run(q, options_kind)?,
         field_manager,
-        field_validation: field_validation(q)?,
+        field_validation: field_validation(q, options_kind)?,
         user_agent: None,
         force,
         force_applied: false,
@@ -368,7 +378,14 @@ async fn read_body(req: Request) -> Result<Bytes, ApiError> {
 
 fn decode_body(bytes: &[u8], format: BodyFormat, expected_kind: &str) -> Result<Value, ApiError> {
     let parsed = match format {
-        BodyFormat::Json => serde_json::from_slice::<Value>(bytes).map_err(|e| e.to_string()),
+        BodyFormat::Json => serde_json::from_slice::<Value>(bytes)
+            .or_else(|e| match std::str::from_utf8(bytes) {
+                // Go's decoder turns bytes that are not UTF-8 inside strings
+                // into U+FFFD rather than refusing the body.
+                Err(_) => serde_json::from_str::<Value>(&String::from_utf8_lossy(bytes)),
+                Ok(_) => Err(e),
+            })
+            .map_err(|e| e.to_string()),
         BodyFormat::Yaml => serde_saphyr::from_slice::<Value>(bytes).map_err(|e| e.to_string()),
         BodyFormat::Protobuf => {
             let opts = crate::api::protobuf::DecodeOptions {
@@ -433,6 +450,27 @@ fn status_success(r: &Resource, obj: &[u8]) -> Bytes {
         serde_json::to_vec(&json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}))
             .unwrap_or_default(),
     )
+}
+
+/// upstream's `path.IsValidPathSegmentName`, checked where a name from the
+/// URL becomes a storage key: `.`, `..`, `/` and `%` have no place there.
+fn valid_path_segment_name(name: &str) -> Result<(), ApiError> {
+    let mut why = Vec::new();
+    if name == "." || name == ".." {
+        why.push(format!("may not be '{name}'"));
+    }
+    for c in ['/', '%'] {
+        if name.contains(c) {
+            why.push(format!("may not contain '{c}'"));
+        }
+    }
+    if why.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(format!(
+        "Name parameter invalid: {name:?}: {}",
+        why.join(";")
+    )))
 }
 
 type MetaDeleteOptions = k8s_openapi::apimachinery::pkg::apis::meta::v1::DeleteOptions;
@@ -652,6 +690,14 @@ impl ResourceHandler {
             return Err(ApiError::method_not_allowed());
         }
         let name = info.name.as_str();
+        if !name.is_empty() {
+            let decoded = percent_decode(name);
+            // An encoded slash makes another path upstream, which no route takes.
+            if decoded.contains('/') {
+                return Err(ApiError::resource_not_found());
+            }
+            valid_path_segment_name(&decoded)?;
+        }
         match info.verb.as_str() {
             "get" => {
                 let obj = registry
@@ -686,19 +732,27 @@ impl ResourceHandler {
                 ))
             }
             "create" => {
-                if req.method() != Method::POST {
+                // POST names a collection; an item URL takes no POST.
+                if req.method() != Method::POST || !name.is_empty() {
                     return Err(ApiError::method_not_allowed());
                 }
                 let opts = request_write_options(&req, &q, "CreateOptions")?;
-                let body = self.body(req, &r.kind).await?;
+                let (body, dups) = self.strict_body(req, &r, &opts).await?;
                 let written = registry.create(ns, body, &opts).await?;
-                Ok(self.written(&registry, StatusCode::CREATED, written, output))
+                Ok(with_warnings(
+                    self.written(&registry, StatusCode::CREATED, written, output),
+                    &dups,
+                ))
             }
+            "update" | "patch" if name.is_empty() => Err(ApiError::method_not_allowed()),
             "update" => {
                 let opts = request_write_options(&req, &q, "UpdateOptions")?;
-                let body = self.body(req, &r.kind).await?;
+                let (body, dups) = self.strict_body(req, &r, &opts).await?;
                 let written = registry.update(ns, name, body, None, &opts).await?;
-                Ok(self.written(&registry, StatusCode::OK, written, output))
+                Ok(with_warnings(
+                    self.written(&registry, StatusCode::OK, written, output),
+                    &dups,
+                ))
             }
             "patch" => {
                 let (pt, body, opts) = self.patch_parts(req, &q).await?;
@@ -747,6 +801,46 @@ impl ResourceHandler {
             || json!({"contentType": content_type.unwrap_or_default(), "bytes": bytes.len()}),
         );
         decoded
+    }
+
+    /// A create or update body with strict decoding's duplicate-field check:
+    /// refused under `Strict`, the duplicates as warnings under `Warn`.
+    async fn strict_body(
+        &self,
+        req: Request,
+        r: &Resource,
+        opts: &WriteOptions,
+    ) -> Result<(Value, Vec<String>), ApiError> {
+        let is_json = matches!(
+            negotiation::body_format(
+                req.headers()
+                    .get(header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+            ),
+            Ok(BodyFormat::Json)
+        );
+        if !is_json || opts.field_validation == FieldValidation::Ignore {
+            return Ok((self.body(req, &r.kind).await?, Vec::new()));
+        }
+        let (parts, body) = req.into_parts();
+        let bytes = read_body(Request::from_parts(parts.clone(), body)).await?;
+        let dups: Vec<String> = crate::api::strict::duplicate_fields(&bytes)
+            .into_iter()
+            .map(|f| format!("json: duplicate field {f:?}"))
+            .collect();
+        if !dups.is_empty() && opts.field_validation == FieldValidation::Strict {
+            return Err(ApiError::bad_request(format!(
+                "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
+                r.kind,
+                r.version,
+                r.kind,
+                dups.join(", ")
+            )));
+        }
+        let value = self
+            .body(Request::from_parts(parts, Body::from(bytes)), &r.kind)
+            .await?;
+        Ok((value, dups))
     }
 
     async fn patch_parts(
@@ -951,6 +1045,18 @@ impl ResourceHandler {
         let name = (!info.name.is_empty()).then_some(info.name.as_str());
         // A name from the path narrows the watch; one from a field selector is already in `params`.
         let path_name = if info.parts.len() >= 2 { name } else { None };
+        // upstream's ListResource: a watch of one named object takes no
+        // field selector but one that requires that very name.
+        if let (Some(n), Some(sel)) = (path_name, params.field_selector.as_deref()) {
+            let selected = sel
+                .split(',')
+                .find_map(|t| t.trim().strip_prefix("metadata.name=").map(|v| v.trim_start_matches('=')));
+            if !sel.trim().is_empty() && selected != Some(n) {
+                return Err(ApiError::bad_request(
+                    "fieldSelector metadata.name doesn't match requested name",
+                ));
+            }
+        }
         let rx = registry
             .watch(
                 &info.namespace,

@@ -83,14 +83,17 @@ pub enum BodyFormat {
 }
 
 pub fn body_format(content_type: Option<&str>) -> Result<BodyFormat, ApiError> {
-    let mime = content_type
+    // No Content-Type means JSON; one that names no media type (";;;") is
+    // what Go's mime.ParseMediaType refuses: 415.
+    let given = content_type.map(str::trim).filter(|c| !c.is_empty());
+    let mime = given
         .unwrap_or("application/json")
         .split(';')
         .next()
         .unwrap_or("")
         .trim();
     match mime {
-        "" | "application/json" | "*/*" => Ok(BodyFormat::Json),
+        "application/json" | "*/*" => Ok(BodyFormat::Json),
         "application/yaml" | "text/yaml" | "application/x-yaml" => Ok(BodyFormat::Yaml),
         "application/vnd.kubernetes.protobuf" => Ok(BodyFormat::Protobuf),
         _ => Err(ApiError::unsupported_media_type()),

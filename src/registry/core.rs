@@ -117,6 +117,37 @@ fn validate_data_keys(obj: &Value, field: &str, errs: &mut Vec<FieldError>) {
     }
 }
 
+/// upstream's `MaxSecretSize`, the cap on a ConfigMap's or Secret's data.
+const MAX_DATA_BYTES: usize = 1024 * 1024;
+
+/// The bytes a data map holds: strings as they are, base64 values decoded.
+fn data_bytes(obj: &Value, field: &str, base64_values: bool) -> usize {
+    use base64::Engine;
+    obj.get(field)
+        .and_then(Value::as_object)
+        .map_or(0, |m| {
+            m.values()
+                .filter_map(Value::as_str)
+                .map(|s| {
+                    if base64_values {
+                        base64::engine::general_purpose::STANDARD
+                            .decode(s)
+                            .map_or(s.len(), |b| b.len())
+                    } else {
+                        s.len()
+                    }
+                })
+                .sum()
+        })
+}
+
+/// Data over the cap is refused for the whole object (an empty field path).
+fn validate_data_size(total: usize, errs: &mut Vec<FieldError>) {
+    if total > MAX_DATA_BYTES {
+        errs.push(FieldError::too_long("", MAX_DATA_BYTES));
+    }
+}
+
 fn validate_immutable_data(new: &Value, old: &Value, errs: &mut Vec<FieldError>) {
     if old.get("immutable").and_then(Value::as_bool) == Some(true) {
         if new.get("immutable").and_then(Value::as_bool) != Some(true) {
@@ -158,6 +189,10 @@ impl Strategy for ConfigMapStrategy {
         let mut errs = Vec::new();
         validate_data_keys(obj, "data", &mut errs);
         validate_data_keys(obj, "binaryData", &mut errs);
+        validate_data_size(
+            data_bytes(obj, "data", false) + data_bytes(obj, "binaryData", true),
+            &mut errs,
+        );
         if let (Some(d), Some(b)) = (
             obj.get("data").and_then(Value::as_object),
             obj.get("binaryData").and_then(Value::as_object),
@@ -226,6 +261,7 @@ impl Strategy for SecretStrategy {
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         let mut errs = Vec::new();
         validate_data_keys(obj, "data", &mut errs);
+        validate_data_size(data_bytes(obj, "data", true), &mut errs);
         let ty = obj["type"].as_str().unwrap_or("");
         let need = |key: &str, errs: &mut Vec<FieldError>| {
             if obj["data"].get(key).is_none() {

@@ -342,6 +342,11 @@ fn storage_err(r: &Resource, name: &str, e: StorageError) -> ApiError {
             e
         }
         StorageError::BadRequest(m) => ApiError::bad_request(m),
+        StorageError::RequestTooLarge => ApiError::new(
+            413,
+            crate::api::Reason::RequestEntityTooLarge,
+            "etcdserver: request is too large",
+        ),
         StorageError::Unavailable(m) | StorageError::Internal(m) => ApiError::internal(m),
         StorageError::Api(e) => e,
     }
@@ -469,23 +474,37 @@ impl Registry {
     ) -> Result<(Value, Vec<String>), ApiError> {
         let r = &self.resource;
         let expected = qualified_kind("", &r.kind);
+        // JSON `null` decodes to the zero object, as Go's decoder leaves it.
+        let body = if body.is_null() { json!({}) } else { body };
         let Some(obj) = body.as_object() else {
             return Err(ApiError::bad_request(format!(
                 "the object provided is unrecognized (must be of type {expected}): couldn't get version/kind; json parse error: expected an object"
             )));
         };
-        let kind = obj.get("kind").and_then(Value::as_str).unwrap_or("");
-        let api_version = obj.get("apiVersion").and_then(Value::as_str).unwrap_or("");
-        if kind.is_empty() {
-            return Err(ApiError::bad_request(format!(
-                "Object 'Kind' is missing in '{}'",
-                body
-            )));
-        }
+        // As upstream's decoder: what the body leaves out comes from the URL.
+        let r_api_version = r.api_version();
+        let kind = obj
+            .get("kind")
+            .and_then(Value::as_str)
+            .filter(|k| !k.is_empty())
+            .unwrap_or(&r.kind)
+            .to_string();
+        let api_version = obj
+            .get("apiVersion")
+            .and_then(Value::as_str)
+            .filter(|v| !v.is_empty())
+            .unwrap_or(&r_api_version)
+            .to_string();
+        let (kind, api_version) = (kind.as_str(), api_version.as_str());
         let (group, version) = match api_version.split_once('/') {
             Some((g, v)) => (g, v),
             None => ("", api_version),
         };
+        if kind == r.kind && group == r.group && version != r.version {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({api_version}) does not match the expected API version ({r_api_version})"
+            )));
+        }
         if kind != r.kind || group != r.group || version != r.version {
             return Err(ApiError::bad_request(format!(
                 "{kind} in version {version:?} cannot be handled as a {}: converting ({version}.{kind}) to ({}.{}): unknown conversion",
@@ -513,6 +532,10 @@ impl Registry {
             }
         }
         let mut value = body.clone();
+        if let Some(m) = value.as_object_mut() {
+            m.insert("kind".into(), Value::String(kind.to_string()));
+            m.insert("apiVersion".into(), Value::String(api_version.to_string()));
+        }
         {
             let m = meta::meta_mut(&mut value);
             let obj_ns = m
@@ -636,6 +659,7 @@ impl Registry {
             || json!({"kind": self.resource.kind, "apiVersion": self.resource.api_version()}),
         );
         let (mut obj, mut warnings) = decoded?;
+        let resource_version_set = !meta::str_field(&obj, "resourceVersion").is_empty();
         let began = trace::start();
         let before = began.and(Some(obj.clone()));
         self.strategy.default(&mut obj);
@@ -700,7 +724,7 @@ impl Registry {
         }
         // Storage refuses to create what names a revision (upstream's
         // ErrResourceVersionSetOnCreate, a 400); a dry run never reaches it.
-        if !meta::str_field(&obj, "resourceVersion").is_empty() {
+        if resource_version_set {
             if let Some(a) = &allocator {
                 a.release(&obj).await;
             }
@@ -1185,7 +1209,19 @@ impl Registry {
         opts: &WriteOptions,
     ) -> Result<Written, ApiError> {
         let (decoded, warnings) = self.decode(body, namespace, opts)?;
-        self.update_with(namespace, name, subresource, opts, |_old| {
+        // An object that names its uid may only replace that object, not
+        // one recreated under the same name (upstream's update preconditions).
+        let uid = meta::str_field(&decoded, "uid").to_string();
+        let key = self.key(namespace, name);
+        self.update_with(namespace, name, subresource, opts, |old| {
+            let have = meta::str_field(old, "uid");
+            if !uid.is_empty() && uid != have {
+                let e = crate::storage::store::precondition_failed(
+                    &key,
+                    format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"),
+                );
+                return Err(storage_err(&self.resource, name, e));
+            }
             Ok((decoded.clone(), warnings.clone()))
         })
         .await
@@ -1235,12 +1271,13 @@ impl Registry {
                         .with_details(None));
                     };
                     doc = patch::strategic::apply(&doc, &patch_value, &type_name).map_err(|e| {
-                        let reason = match e.code() {
-                            400 => crate::api::Reason::BadRequest,
-                            422 => crate::api::Reason::Invalid,
-                            _ => crate::api::Reason::InternalError,
-                        };
-                        ApiError::new(e.code(), reason, e.message)
+                        // upstream answers the errors it does not classify
+                        // (an unknown `$patch`) with a 500; every one of them
+                        // is the patch's fault, so kapi says 400.
+                        match e.code() {
+                            422 => ApiError::new(422, crate::api::Reason::Invalid, e.message),
+                            _ => ApiError::bad_request(e.message),
+                        }
                     })?;
                 }
                 PatchType::Apply => doc = self.apply_fields(Some(old), &patch_value, sub, opts)?,
@@ -1249,7 +1286,17 @@ impl Registry {
             if patch_value["metadata"].get("resourceVersion").is_none() {
                 meta::meta_mut(&mut doc).remove("resourceVersion");
             }
-            self.decode(doc, namespace, opts)
+            // A patched object that no longer decodes is an invalid patch
+            // (422 naming `patch`), not a bad request.
+            let patched = serde_json::to_string(&doc).unwrap_or_default();
+            self.decode(doc, namespace, opts).map_err(|e| {
+                if e.code != 400 {
+                    return e;
+                }
+                let cause = FieldError::invalid("patch", Value::String(patched.clone()), e.message)
+                    .to_cause();
+                ApiError::invalid("", "", "", vec![cause])
+            })
         })
         .await;
         match result {

@@ -490,11 +490,20 @@ async fn timeout(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> 
         return next.run(req).await;
     }
     let mut limit = s.request_timeout;
-    if let Some(asked) = query_value(req.uri().query(), "timeout")
-        .and_then(|t| crate::config::duration::parse(&t).ok())
-    {
-        if !asked.is_zero() && asked < limit {
-            limit = asked;
+    if let Some(t) = query_value(req.uri().query(), "timeout").filter(|t| !t.is_empty()) {
+        // upstream's WithRequestDeadline: a timeout that does not parse is
+        // refused before the request runs (a DELETE must not go ahead).
+        // Go's ParseDuration takes a sign; a negative timeout is ignored.
+        match crate::config::duration::parse(t.strip_prefix('-').unwrap_or(&t)) {
+            Ok(_) if t.starts_with('-') => {}
+            Ok(asked) if !asked.is_zero() && asked < limit => limit = asked,
+            Ok(_) => {}
+            Err(_) => {
+                return ApiError::bad_request(format!(
+                    "invalid timeout specified in the request URL - time: invalid duration {t:?}"
+                ))
+                .into_response()
+            }
         }
     }
     match tokio::time::timeout(limit, next.run(req)).await {

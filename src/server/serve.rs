@@ -27,6 +27,9 @@ const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
 /// Go's `DefaultMaxHeaderBytes`, upstream's limit on a request's headers.
 const MAX_HEADER_BYTES: usize = 1 << 20;
+/// Headers in one HTTP/1 request: Go has no count limit below the byte
+/// limit; this bounds the parser's allocation without refusing real clients.
+const MAX_HEADER_COUNT: usize = 8192;
 /// What Go's TLS server answers a client speaking plain HTTP.
 const PLAIN_HTTP_ANSWER: &[u8] =
     b"HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP request to an HTTPS server.\n";
@@ -126,17 +129,30 @@ pub async fn serve(
                 hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
                     req.extensions_mut().insert(conn.clone());
                     let mut app = app.clone();
-                    async move { app.call(req.map(axum::body::Body::new)).await }
+                    async move {
+                        if let Some(refused) = missing_host(&req) {
+                            return Ok(refused);
+                        }
+                        app.call(req.map(axum::body::Body::new)).await
+                    }
                 });
-            let builder = if tls_stream.get_ref().1.alpn_protocol() == Some(b"h2") {
-                h2
+            let ended = if tls_stream.get_ref().1.alpn_protocol() == Some(b"h2") {
+                // Only HTTP/2 here: anything but its preface ends the
+                // connection, and a client silent past the preface timeout too.
+                let io = TokioIo::new(FirstReadDeadline::new(tls_stream, HANDSHAKE_TIMEOUT));
+                watcher
+                    .watch(h2.serve_connection(io, svc).into_owned())
+                    .await
             } else {
-                h1
+                // Upgrades (exec, port-forward through the aggregator) need
+                // HTTP/1; a client that never sends a byte meets the same
+                // deadline as one that sends its head too slowly.
+                let io = TokioIo::new(FirstReadDeadline::new(tls_stream, HEADER_READ_TIMEOUT));
+                watcher
+                    .watch(h1.serve_connection_with_upgrades(io, svc).into_owned())
+                    .await
             };
-            let conn = builder
-                .serve_connection_with_upgrades(TokioIo::new(tls_stream), svc)
-                .into_owned();
-            if let Err(e) = watcher.watch(conn).await {
+            if let Err(e) = ended {
                 tracing::trace!(%remote, error = %e, "connection ended with an error");
             }
         });
@@ -147,6 +163,104 @@ pub async fn serve(
         .is_err()
     {
         tracing::warn!("some connections were still open after {drain:?}; closing them");
+    }
+}
+
+/// Go's server refuses an HTTP/1.1 request without a Host header.
+fn missing_host<B>(req: &http::Request<B>) -> Option<axum::response::Response> {
+    use axum::response::IntoResponse;
+    (req.version() == http::Version::HTTP_11 && !req.headers().contains_key(http::header::HOST))
+        .then(|| {
+            (
+                http::StatusCode::BAD_REQUEST,
+                [(http::header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                "400 Bad Request: missing required Host header",
+            )
+                .into_response()
+        })
+}
+
+/// A connection whose first byte must arrive within a deadline; after it,
+/// the protocol's own timeouts apply. Without it, hyper waits forever for a
+/// client that completes TLS and then says nothing.
+struct FirstReadDeadline<T> {
+    inner: T,
+    deadline: Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+}
+
+impl<T> FirstReadDeadline<T> {
+    fn new(inner: T, within: Duration) -> Self {
+        FirstReadDeadline {
+            inner,
+            deadline: Some(Box::pin(tokio::time::sleep(within))),
+        }
+    }
+}
+
+impl<T: tokio::io::AsyncRead + Unpin> tokio::io::AsyncRead for FirstReadDeadline<T> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        use std::future::Future;
+        use std::task::Poll;
+        let before = buf.filled().len();
+        let this = &mut *self;
+        match std::pin::Pin::new(&mut this.inner).poll_read(cx, buf) {
+            Poll::Ready(r) => {
+                if buf.filled().len() > before {
+                    this.deadline = None;
+                }
+                Poll::Ready(r)
+            }
+            Poll::Pending => {
+                let expired = this
+                    .deadline
+                    .as_mut()
+                    .is_some_and(|d| d.as_mut().poll(cx).is_ready());
+                if expired {
+                    Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "client sent nothing",
+                    )))
+                } else {
+                    Poll::Pending
+                }
+            }
+        }
+    }
+}
+
+impl<T: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for FirstReadDeadline<T> {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+    fn poll_write_vectored(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
     }
 }
 
@@ -164,7 +278,9 @@ fn connection_builder(p: Protocol) -> Builder<TokioExecutor> {
             b.http1()
                 .timer(hyper_util::rt::TokioTimer::new())
                 .header_read_timeout(HEADER_READ_TIMEOUT)
-                .max_buf_size(MAX_HEADER_BYTES + 64 * 1024);
+                .max_buf_size(MAX_HEADER_BYTES)
+                // Go counts header bytes only, not headers.
+                .max_headers(MAX_HEADER_COUNT);
             b
         }
         Protocol::Http2 => {

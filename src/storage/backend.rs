@@ -41,6 +41,9 @@ pub enum BackendError {
     FutureRevision { requested: i64, current: i64 },
     #[error("storage unavailable: {0}")]
     Unavailable(String),
+    /// etcd's `--max-request-bytes` (1.5 MiB by default) refused the write.
+    #[error("etcdserver: request is too large")]
+    RequestTooLarge,
     #[error("storage data is corrupt: {0}")]
     Corrupt(String),
     #[error("storage error: {0}")]

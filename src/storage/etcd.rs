@@ -50,6 +50,8 @@ fn classify(e: etcd_client::Error) -> BackendError {
             requested: 0,
             compacted: 0,
         }
+    } else if text.contains("request is too large") {
+        BackendError::RequestTooLarge
     } else if text.contains("required revision is a future revision") {
         BackendError::FutureRevision {
             requested: 0,

@@ -56,6 +56,9 @@ pub enum StorageError {
     TooLargeResourceVersion { requested: i64, current: i64 },
     #[error("{0}")]
     BadRequest(String),
+    /// 413: the object is over what storage takes in one write.
+    #[error("etcdserver: request is too large")]
+    RequestTooLarge,
     #[error("{0}")]
     Unavailable(String),
     #[error("{0}")]
@@ -69,6 +72,7 @@ impl From<BackendError> for StorageError {
     fn from(e: BackendError) -> Self {
         match e {
             BackendError::Unavailable(m) => StorageError::Unavailable(m),
+            BackendError::RequestTooLarge => StorageError::RequestTooLarge,
             other => StorageError::Internal(other.to_string()),
         }
     }
@@ -115,24 +119,47 @@ impl Preconditions {
         if let Some(want) = &self.uid {
             let have = uid_of(&obj.value).unwrap_or_default();
             if *want != have {
-                return Err(StorageError::Conflict {
-                    key: obj.key.clone(),
-                    message: format!("Precondition failed: UID in precondition: {want}, UID in object meta: {have}"),
-                });
+                return Err(precondition_failed(
+                    &obj.key,
+                    format!("Precondition failed: UID in precondition: {want}, UID in object meta: {have}"),
+                ));
             }
         }
         if let Some(want) = &self.resource_version {
             if *want != obj.resource_version.to_string() {
-                return Err(StorageError::Conflict {
-                    key: obj.key.clone(),
-                    message: format!(
+                return Err(precondition_failed(
+                    &obj.key,
+                    format!(
                         "Precondition failed: ResourceVersion in precondition: {want}, ResourceVersion in object meta: {}",
                         obj.resource_version
                     ),
-                });
+                ));
             }
         }
         Ok(())
+    }
+}
+
+/// etcd's default `--max-request-bytes`. The embedded store keeps the same
+/// limit, so what a developer stores in kapi also fits a real cluster.
+pub const MAX_REQUEST_BYTES: usize = 1536 * 1024;
+
+/// A write over etcd's request limit (key, value and a little framing).
+fn within_request_limit(key: &str, value: &[u8]) -> Result<(), StorageError> {
+    if key.len() + value.len() + 64 > MAX_REQUEST_BYTES {
+        return Err(StorageError::RequestTooLarge);
+    }
+    Ok(())
+}
+
+/// upstream's `NewInvalidObjError` as its `StorageError` prints it; the
+/// registry wraps it in a 409 Conflict.
+pub fn precondition_failed(key: &str, why: String) -> StorageError {
+    StorageError::Conflict {
+        key: key.to_string(),
+        message: format!(
+            "StorageError: invalid object, Code: 4, Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: {why}"
+        ),
     }
 }
 
@@ -226,6 +253,7 @@ impl Store {
 
     /// Stores a new object; `KeyExists` if the key is taken. Returns its resourceVersion.
     pub async fn create(&self, key: &str, value: Bytes) -> Result<i64, StorageError> {
+        within_request_limit(key, &value)?;
         match self.backend.create(key, value).await? {
             TxnOutcome::Applied { revision } => Ok(revision),
             TxnOutcome::Failed { .. } => Err(StorageError::KeyExists {
@@ -366,6 +394,7 @@ impl Store {
                         key: key.to_string(),
                     });
                 };
+                within_request_limit(key, &value)?;
                 match self.backend.create(key, value.clone()).await? {
                     TxnOutcome::Applied { revision } => {
                         return Ok(Object {
@@ -387,6 +416,7 @@ impl Store {
             if value == existing.value {
                 return Ok(existing);
             }
+            within_request_limit(key, &value)?;
             match self
                 .backend
                 .update(key, value.clone(), existing.resource_version)
@@ -442,6 +472,7 @@ impl Store {
 
     /// Writes `value` if the key's resourceVersion is still `expected`.
     pub async fn swap(&self, key: &str, value: Bytes, expected: i64) -> Result<Swap, StorageError> {
+        within_request_limit(key, &value)?;
         match self.backend.update(key, value.clone(), expected).await? {
             TxnOutcome::Applied { revision } => Ok(Swap::Done(Object {
                 key: key.to_string(),

@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod etcd;
+pub mod rawtls;
+pub mod watch;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};

@@ -17,14 +17,34 @@ pub const MAX_COPY_BYTES: usize = 3 * 1024 * 1024;
 
 /// Decodes a JSON patch document: 400 when it is not one, 413 over the
 /// operation limit (upstream's order and messages).
+///
+/// Like upstream's `jsonpatch.DecodePatch`, only the shape (a list of
+/// objects) is checked here; an operation that cannot be applied (an
+/// unknown `op`, no `path`) fails when applied, as 422.
 pub fn decode(patch: &Value) -> Result<json_patch::Patch, ApiError> {
-    if let Some(ops) = patch.as_array() {
-        if ops.len() > MAX_OPERATIONS {
-            return Err(too_many(ops.len()));
-        }
+    let Some(ops) = patch.as_array().filter(|ops| ops.iter().all(Value::is_object)) else {
+        return Err(ApiError::bad_request(format!(
+            "json: cannot unmarshal {} into Go value of type jsonpatch.Patch",
+            crate::api::json_type_name(patch)
+        )));
+    };
+    if ops.len() > MAX_OPERATIONS {
+        return Err(too_many(ops.len()));
     }
-    serde_json::from_value::<json_patch::Patch>(patch.clone())
-        .map_err(|e| ApiError::bad_request(format!("the server rejected our request due to an error in our request: {e}")))
+    serde_json::from_value::<json_patch::Patch>(patch.clone()).map_err(|e| {
+        tracing::debug!(reason = %e, "JSON patch operation refused");
+        unprocessable()
+    })
+}
+
+/// upstream's `NewGenericServerResponse(422, ...)`: a generic message and
+/// empty details, the reason kept out of the body.
+fn unprocessable() -> ApiError {
+    ApiError::new(
+        422,
+        Reason::Invalid,
+        "the server rejected our request due to an error in our request",
+    )
 }
 
 fn too_many(n: usize) -> ApiError {
@@ -83,11 +103,7 @@ pub fn apply_request(doc: &mut Value, patch: &Value) -> Result<(), ApiError> {
     let ops = decode(patch)?;
     apply(doc, &ops).map_err(|e| {
         tracing::debug!(reason = %e, "JSON patch refused");
-        ApiError::new(
-            422,
-            Reason::Invalid,
-            "the server rejected our request due to an error in our request",
-        )
+        unprocessable()
     })
 }
 
