@@ -372,6 +372,7 @@ fn refusal(name: &str, status: &Value) -> ApiError {
         reason: Reason::parse(reason),
         message,
         details,
+        continue_token: None,
     }
 }
 

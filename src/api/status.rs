@@ -25,6 +25,8 @@ pub enum Reason {
     InternalError,
     ServiceUnavailable,
     Timeout,
+    /// Storage did not answer in time (upstream's NewServerTimeout, a 500).
+    ServerTimeout,
     /// No reason (or one kapi has no name for), as an admission webhook's
     /// refusal may carry: omitted from the Status.
     Unspecified,
@@ -50,6 +52,7 @@ impl Reason {
             Reason::InternalError => "InternalError",
             Reason::ServiceUnavailable => "ServiceUnavailable",
             Reason::Timeout => "Timeout",
+            Reason::ServerTimeout => "ServerTimeout",
             Reason::Unspecified => "",
         }
     }
@@ -90,6 +93,9 @@ pub struct ApiError {
     pub message: String,
     /// `None` omits `details`; upstream omits it for some errors (413, 415).
     pub details: Option<StatusDetails>,
+    /// `metadata.continue` of the Status: the token to go on with after an
+    /// expired one (upstream's inconsistent continue).
+    pub continue_token: Option<String>,
 }
 
 impl std::fmt::Display for ApiError {
@@ -129,6 +135,7 @@ impl ApiError {
             reason,
             message: message.into(),
             details: empty_details(),
+            continue_token: None,
         }
     }
 
@@ -146,6 +153,7 @@ impl ApiError {
                 qualified_resource(group, resource)
             ),
             details: details(group, resource, name),
+            continue_token: None,
         }
     }
 
@@ -167,6 +175,7 @@ impl ApiError {
                 qualified_resource(group, resource)
             ),
             details: details(group, resource, name),
+            continue_token: None,
         }
     }
 
@@ -179,6 +188,7 @@ impl ApiError {
                 qualified_resource(group, resource)
             ),
             details: details(group, resource, name),
+            continue_token: None,
         }
     }
 
@@ -207,6 +217,7 @@ impl ApiError {
                 qualified_kind(group, kind)
             ),
             details: Some(d),
+            continue_token: None,
         }
     }
 
@@ -310,7 +321,10 @@ impl ApiError {
             code: Some(i32::from(self.code)),
             details: self.details.clone(),
             message: Some(self.message.clone()),
-            metadata: Default::default(),
+            metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ListMeta {
+                continue_: self.continue_token.clone(),
+                ..Default::default()
+            },
             reason: (self.reason != Reason::Unspecified).then(|| self.reason.as_str().to_string()),
             status: Some("Failure".to_string()),
         }

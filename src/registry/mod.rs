@@ -313,7 +313,9 @@ pub fn field_value(v: &Value, path: &str) -> String {
     }
 }
 
-fn storage_err(r: &Resource, name: &str, e: StorageError) -> ApiError {
+/// A storage error as the API answers it. `op` names the verb for upstream's
+/// ServerTimeout message when storage cannot be reached.
+fn storage_err(r: &Resource, op: &str, name: &str, e: StorageError) -> ApiError {
     match e {
         StorageError::NotFound { .. } => ApiError::not_found(&r.group, &r.plural, name),
         StorageError::KeyExists { .. } => ApiError::already_exists(&r.group, &r.plural, name),
@@ -321,6 +323,13 @@ fn storage_err(r: &Resource, name: &str, e: StorageError) -> ApiError {
             ApiError::conflict(&r.group, &r.plural, name, &message)
         }
         StorageError::Expired(m) => ApiError::expired(m),
+        StorageError::ExpiredContinue {
+            message,
+            continue_token,
+        } => ApiError {
+            continue_token: Some(continue_token),
+            ..ApiError::expired(message)
+        },
         StorageError::Gone(m) => ApiError::expired(m),
         StorageError::TooLargeResourceVersion { requested, current } => {
             let mut e = ApiError::timeout(format!(
@@ -347,7 +356,29 @@ fn storage_err(r: &Resource, name: &str, e: StorageError) -> ApiError {
             crate::api::Reason::RequestEntityTooLarge,
             "etcdserver: request is too large",
         ),
-        StorageError::Unavailable(m) | StorageError::Internal(m) => ApiError::internal(m),
+        // upstream's NewServerTimeout: storage did not answer. What the
+        // client library said goes to the log, not to the user.
+        StorageError::Unavailable(m) => {
+            tracing::warn!(resource = %r.plural, op, error = %m, "storage unavailable");
+            ApiError::new(
+                500,
+                crate::api::Reason::ServerTimeout,
+                format!(
+                    "The {op} operation against {} could not be completed at this time, please try again.",
+                    crate::api::status::qualified_resource(&r.group, &r.plural)
+                ),
+            )
+            .with_details(Some(
+                k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                    name: (!name.is_empty()).then(|| name.to_string()),
+                    group: (!r.group.is_empty()).then(|| r.group.clone()),
+                    kind: Some(r.plural.clone()),
+                    retry_after_seconds: Some(2),
+                    ..Default::default()
+                },
+            ))
+        }
+        StorageError::Internal(m) => ApiError::internal(m),
         StorageError::Api(e) => e,
     }
 }
@@ -754,7 +785,7 @@ impl Registry {
                 if let Some(a) = &allocator {
                     a.release(&obj).await;
                 }
-                return Err(storage_err(&self.resource, &name, e));
+                return Err(storage_err(&self.resource, "create", &name, e));
             }
         };
         Ok(Written {
@@ -825,7 +856,7 @@ impl Registry {
             .cacher()?
             .get(&key, consistent)
             .await
-            .map_err(|e| storage_err(&self.resource, name, e))?;
+            .map_err(|e| storage_err(&self.resource, "get", name, e))?;
         obj.map(|o| self.served(o.json.clone()))
             .ok_or_else(|| ApiError::not_found(&self.resource.group, &self.resource.plural, name))
     }
@@ -917,7 +948,7 @@ impl Registry {
                 .store()
                 .list(&prefix, &opts)
                 .await
-                .map_err(|e| storage_err(&self.resource, name_for_errors, e))?;
+                .map_err(|e| storage_err(&self.resource, "list", name_for_errors, e))?;
             if filter.label.is_empty() && filter.field.is_empty() {
                 // remainingItemCount is only exact without selectors.
             } else {
@@ -934,7 +965,7 @@ impl Registry {
             .cacher()?
             .list(&filter, &opts)
             .await
-            .map_err(|e| storage_err(&self.resource, name_for_errors, e))?;
+            .map_err(|e| storage_err(&self.resource, "list", name_for_errors, e))?;
         Ok(ListOut {
             items: res
                 .items
@@ -980,7 +1011,7 @@ impl Registry {
                 bookmarks,
             })
             .await
-            .map_err(|e| storage_err(&self.resource, name.unwrap_or(""), e))
+            .map_err(|e| storage_err(&self.resource, "watch", name.unwrap_or(""), e))
     }
 
     /// The update path shared by PUT and PATCH: `make_new` turns the
@@ -1003,7 +1034,7 @@ impl Registry {
         let mut current = store
             .get(&key)
             .await
-            .map_err(|e| storage_err(&self.resource, name, e))?;
+            .map_err(|e| storage_err(&self.resource, "update", name, e))?;
         // Read-modify-write with compare-and-swap on the key's revision,
         // retried on contention; each try runs the whole path again.
         for _ in 0..1000 {
@@ -1147,7 +1178,7 @@ impl Registry {
             let swapped = store
                 .swap(&key, bytes, current.resource_version)
                 .await
-                .map_err(|e| storage_err(&self.resource, name, e));
+                .map_err(|e| storage_err(&self.resource, "update", name, e));
             trace::result(began, "storage", &swapped, || {
                 let outcome = match &swapped {
                     Ok(store::Swap::Done(o)) => json!(o.resource_version.to_string()),
@@ -1182,7 +1213,7 @@ impl Registry {
                     match store.delete(&key, &pre, |_| Ok(())).await {
                         Ok(gone) => self.released(&gone.value).await,
                         Err(StorageError::NotFound { .. }) => {}
-                        Err(e) => return Err(storage_err(&self.resource, name, e)),
+                        Err(e) => return Err(storage_err(&self.resource, "update", name, e)),
                     }
                 }
             }
@@ -1220,7 +1251,7 @@ impl Registry {
                     &key,
                     format!("Precondition failed: UID in precondition: {uid}, UID in object meta: {have}"),
                 );
-                return Err(storage_err(&self.resource, name, e));
+                return Err(storage_err(&self.resource, "update", name, e));
             }
             Ok((decoded.clone(), warnings.clone()))
         })
@@ -1370,10 +1401,10 @@ impl Registry {
         let current = store
             .get(&key)
             .await
-            .map_err(|e| storage_err(&self.resource, name, e))?;
+            .map_err(|e| storage_err(&self.resource, "delete", name, e))?;
         opts.preconditions
             .check(&current)
-            .map_err(|e| storage_err(&self.resource, name, e))?;
+            .map_err(|e| storage_err(&self.resource, "delete", name, e))?;
         let obj: Value = serde_json::from_slice(&current.value).unwrap_or(json!({}));
         let mut attrs = admission::Attributes {
             operation: admission::Operation::Delete,
@@ -1463,7 +1494,7 @@ impl Registry {
                     Ok(Some(Self::encode(&v)))
                 })
                 .await
-                .map_err(|e| storage_err(&self.resource, name, e))?;
+                .map_err(|e| storage_err(&self.resource, "delete", name, e))?;
             return Ok((self.served(updated.to_json()), false));
         }
         if opts.dry_run {
@@ -1476,7 +1507,7 @@ impl Registry {
         let deleted = store
             .delete(&key, &pre, |_| Ok(()))
             .await
-            .map_err(|e| storage_err(&self.resource, name, e))?;
+            .map_err(|e| storage_err(&self.resource, "delete", name, e))?;
         self.released(&deleted.value).await;
         Ok((self.served(deleted.to_json()), true))
     }

@@ -23,8 +23,15 @@ use super::rv::with_resource_version;
 use super::store::{encode_continue, ListOptions, StorageError, Store};
 use crate::api::selector::{FieldSelector, LabelSelector};
 
-/// Events kept for watches that resume from an older resourceVersion.
+/// Events always kept for watches that resume from an older resourceVersion.
 const WINDOW: usize = 4096;
+/// Events younger than this are kept beyond [`WINDOW`], up to
+/// [`MAX_WINDOW`]: upstream's watch cache grows its capacity rather than
+/// evict fresh events (`eventFreshDuration`), so a client that lists and
+/// then watches through a burst of writes is not sent a 410.
+const FRESH_EVENTS: Duration = Duration::from_secs(75);
+/// upstream's largest watch cache capacity (`defaultUpperBoundCapacity`).
+const MAX_WINDOW: usize = 100 * 1024;
 /// Room for live events per watcher beyond its replay; a watcher that
 /// falls this far behind is closed, as upstream closes slow watchers.
 const LIVE_BUFFER: usize = 1024;
@@ -150,9 +157,14 @@ struct Watcher {
 struct State {
     objects: BTreeMap<String, Arc<CachedObject>>,
     window: VecDeque<Arc<CacheEvent>>,
+    /// When each event in `window` arrived (same order, same length).
+    arrived: VecDeque<std::time::Instant>,
     /// Watches may resume from any resourceVersion at or after this one.
     oldest_rv: i64,
     rev: i64,
+    /// The revision of the last storage event applied; `rev` may be ahead
+    /// of it when storage reports progress.
+    last_event_rev: i64,
     watchers: HashMap<u64, Watcher>,
 }
 
@@ -521,8 +533,10 @@ impl Cacher {
             let mut state = self.state.write();
             state.objects = objects;
             state.window.clear();
+            state.arrived.clear();
             state.oldest_rv = rev;
             state.rev = rev;
+            state.last_event_rev = rev;
             // Watchers of the old state may have missed events: close them;
             // clients re-watch from their last resourceVersion.
             state.watchers.clear();
@@ -543,7 +557,17 @@ impl Cacher {
                 item = w.items.recv() => item,
             };
             match item {
-                Some(Ok(WatchItem::Event(ev))) => self.apply(ev),
+                Some(Ok(WatchItem::Event(ev))) => {
+                    if !self.apply(ev) {
+                        // etcd before 3.4.31 can report progress past events
+                        // it has not sent yet (etcd#15220). Reads may have
+                        // been served as current without them: start over
+                        // rather than drop them.
+                        return Err(StorageError::Unavailable(
+                            "storage sent an event older than the progress it reported".into(),
+                        ));
+                    }
+                }
                 Some(Ok(WatchItem::Progress(r))) => {
                     let mut state = self.state.write();
                     if r > state.rev {
@@ -565,11 +589,16 @@ impl Cacher {
         }
     }
 
-    fn apply(&self, ev: super::backend::Event) {
+    /// Applies one storage event; false when it arrives behind the progress
+    /// storage reported, which leaves the cache inconsistent.
+    fn apply(&self, ev: super::backend::Event) -> bool {
         let rv = ev.kv.mod_revision;
         let mut state = self.state.write();
+        if rv <= state.last_event_rev {
+            return true; // already applied
+        }
         if rv <= state.rev {
-            return;
+            return false;
         }
         let prev = state.objects.get(&ev.kv.key).cloned();
         let event = match ev.kind {
@@ -605,7 +634,11 @@ impl Cacher {
                         decode_attrs(&self.attrs, &p.value),
                     ),
                     (None, Some(c)) => (c.json.clone(), c.attrs.clone()),
-                    (None, None) => return,
+                    (None, None) => {
+                        state.last_event_rev = rv;
+                        state.rev = rv;
+                        return true;
+                    }
                 };
                 let object = Arc::new(CachedObject {
                     key: ev.kv.key.clone(),
@@ -623,12 +656,23 @@ impl Cacher {
         };
         let event = Arc::new(event);
         state.window.push_back(event.clone());
+        let now = std::time::Instant::now();
+        state.arrived.push_back(now);
         while state.window.len() > WINDOW {
+            let fresh = state
+                .arrived
+                .front()
+                .is_some_and(|t| now.duration_since(*t) < FRESH_EVENTS);
+            if fresh && state.window.len() <= MAX_WINDOW {
+                break;
+            }
+            state.arrived.pop_front();
             if let Some(old) = state.window.pop_front() {
                 state.oldest_rv = old.resource_version;
             }
         }
         state.rev = rv;
+        state.last_event_rev = rv;
         let mut dead = Vec::new();
         for (id, w) in state.watchers.iter() {
             if let Some(msg) = route(&event, &w.filter) {
@@ -643,6 +687,7 @@ impl Cacher {
         }
         drop(state);
         self.rev.send_replace(rv);
+        true
     }
 }
 

@@ -48,6 +48,12 @@ pub enum StorageError {
     /// 410 Expired: the list's resourceVersion or continue token is compacted.
     #[error("{0}")]
     Expired(String),
+    /// 410 Expired for a continue token, with a token to go on inconsistently.
+    #[error("{message}")]
+    ExpiredContinue {
+        message: String,
+        continue_token: String,
+    },
     /// 410 Gone: a watch asked for history that is no longer kept.
     #[error("{0}")]
     Gone(String),
@@ -219,10 +225,11 @@ pub fn decode_continue(token: &str) -> Result<(i64, String), StorageError> {
         .or_else(|_| base64::engine::general_purpose::STANDARD.decode(token))
         .map_err(|_| bad())?;
     let t: ContinueToken = serde_json::from_slice(&raw).map_err(|_| bad())?;
-    if t.v != "meta.k8s.io/v1" || t.rv <= 0 || t.start.contains("..") {
+    // -1 is upstream's "go on at the latest revision" (after an expired token).
+    if t.v != "meta.k8s.io/v1" || t.rv == 0 || t.rv < -1 || t.start.contains("..") {
         return Err(bad());
     }
-    Ok((t.rv, t.start))
+    Ok((t.rv.max(0), t.start))
 }
 
 /// The outcome of [`Store::swap`].
@@ -306,9 +313,14 @@ impl Store {
                 })
                 .await
                 .map_err(|e| match e {
-                    BackendError::Compacted { .. } if from_continue => {
-                        StorageError::Expired(EXPIRED_CONTINUE.into())
-                    }
+                    // upstream's handleCompactedErrorForPaging: the 410
+                    // carries a token that goes on from the same key at the
+                    // latest revision (-1), for clients that accept an
+                    // inconsistent list.
+                    BackendError::Compacted { .. } if from_continue => StorageError::ExpiredContinue {
+                        message: EXPIRED_CONTINUE.into(),
+                        continue_token: encode_continue(-1, start.strip_prefix(prefix).unwrap_or("")),
+                    },
                     BackendError::Compacted { .. } => StorageError::Expired(EXPIRED_LIST.into()),
                     BackendError::FutureRevision { requested, current } => {
                         StorageError::TooLargeResourceVersion { requested, current }

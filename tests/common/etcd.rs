@@ -60,6 +60,35 @@ impl EtcdMember {
             self.spawn();
         }
     }
+
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+}
+
+/// What `etcdctl endpoint status` says about one running member.
+#[derive(Debug, Clone)]
+pub struct MemberStatus {
+    /// Index in [`EtcdCluster::members`].
+    pub index: usize,
+    pub member_id: u64,
+    pub leader: u64,
+    pub revision: i64,
+}
+
+/// Runs `etcdctl` (API v3) against `endpoints`: success, stdout, stderr.
+pub fn etcdctl(endpoints: &str, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new("etcdctl")
+        .env("ETCDCTL_API", "3")
+        .args(["--endpoints", endpoints, "--command-timeout=3s"])
+        .args(args)
+        .output()
+        .expect("etcdctl is not installed: run ./scripts/test");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 impl Drop for EtcdMember {
@@ -125,6 +154,79 @@ impl EtcdCluster {
 
     pub fn endpoints(&self) -> Vec<String> {
         self.members.iter().map(|m| m.client_url.clone()).collect()
+    }
+
+    /// `etcdctl endpoint status -w json` of the running members (those
+    /// that answer).
+    pub fn status(&self) -> Vec<MemberStatus> {
+        let running: Vec<(usize, &EtcdMember)> = self
+            .members
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.is_running())
+            .collect();
+        let endpoints: Vec<&str> = running.iter().map(|(_, m)| m.client_url.as_str()).collect();
+        let (_, out, _) = etcdctl(&endpoints.join(","), &["endpoint", "status", "-w", "json"]);
+        let parsed: serde_json::Value = serde_json::from_str(&out).unwrap_or_default();
+        parsed
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|e| {
+                let endpoint = e["Endpoint"].as_str()?;
+                let (index, _) = running.iter().find(|(_, m)| m.client_url == endpoint)?;
+                Some(MemberStatus {
+                    index: *index,
+                    member_id: e["Status"]["header"]["member_id"].as_u64()?,
+                    leader: e["Status"]["leader"].as_u64()?,
+                    revision: e["Status"]["header"]["revision"].as_i64()?,
+                })
+            })
+            .collect()
+    }
+
+    /// The index of the member that leads, if a running member knows it.
+    pub fn leader(&self) -> Option<usize> {
+        let status = self.status();
+        let leader = status.iter().find(|s| s.leader != 0)?.leader;
+        status
+            .iter()
+            .find(|s| s.member_id == leader)
+            .map(|s| s.index)
+    }
+
+    /// Waits (up to `limit`) until the running members agree on a leader.
+    pub fn wait_leader(&self, limit: Duration) -> usize {
+        let start = Instant::now();
+        loop {
+            if let Some(l) = self.leader() {
+                return l;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "etcd has no leader after {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The cluster's current revision.
+    pub fn revision(&self) -> i64 {
+        self.status()
+            .iter()
+            .map(|s| s.revision)
+            .max()
+            .expect("no etcd member answered endpoint status")
+    }
+
+    /// `etcdctl compact REV` (with `--physical`: returns once it is applied).
+    pub fn compact(&self, revision: i64) {
+        let (ok, out, err) = etcdctl(
+            &self.endpoints().join(","),
+            &["compact", "--physical", &revision.to_string()],
+        );
+        assert!(ok, "etcdctl compact {revision}: {out}{err}");
     }
 
     /// Waits until a write goes through (a leader exists).
