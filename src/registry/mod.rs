@@ -427,6 +427,9 @@ fn parse_rv(rv: &str) -> Result<i64, ApiError> {
     }
 }
 
+/// upstream's `maxNameGenerationCreateAttempts`.
+const MAX_GENERATE_NAME_ATTEMPTS: usize = 8;
+
 /// Deletes one delete-collection keeps in flight.
 const DELETE_COLLECTION_WORKERS: usize = 16;
 
@@ -691,6 +694,12 @@ impl Registry {
         );
         let (mut obj, mut warnings) = decoded?;
         let resource_version_set = !meta::str_field(&obj, "resourceVersion").is_empty();
+        // A name the server generates may collide; it is generated again
+        // rather than answered with 409 (KEP-4420, RetryGenerateName).
+        let generated_from = (meta::name(&obj).is_empty())
+            .then(|| obj["metadata"]["generateName"].as_str().map(String::from))
+            .flatten()
+            .filter(|p| !p.is_empty());
         let began = trace::start();
         let before = began.and(Some(obj.clone()));
         self.strategy.default(&mut obj);
@@ -763,29 +772,40 @@ impl Registry {
                 "resourceVersion should not be set on objects to be created",
             ));
         }
-        let began = trace::start();
-        let bytes = Self::encode(&conversion::to_storage(
-            &self.registries,
-            &self.resource,
-            obj.clone(),
-        )?);
-        trace::stage(began, "encode", "ok", || self.encode_detail(bytes.len()));
-        let key = self.key(namespace, &name);
-        let began = trace::start();
-        let created = self.registries.store().create(&key, bytes.clone()).await;
-        trace::result(
-            began,
-            "storage",
-            &created,
-            || json!({"operation": "create", "key": key, "resourceVersion": created.as_ref().map(|rv| rv.to_string()).unwrap_or_default()}),
-        );
-        let rv = match created {
-            Ok(rv) => rv,
-            Err(e) => {
-                if let Some(a) = &allocator {
-                    a.release(&obj).await;
+        let mut name = name;
+        let mut attempt = 1;
+        let (bytes, rv) = loop {
+            let began = trace::start();
+            let bytes = Self::encode(&conversion::to_storage(
+                &self.registries,
+                &self.resource,
+                obj.clone(),
+            )?);
+            trace::stage(began, "encode", "ok", || self.encode_detail(bytes.len()));
+            let key = self.key(namespace, &name);
+            let began = trace::start();
+            let created = self.registries.store().create(&key, bytes.clone()).await;
+            trace::result(
+                began,
+                "storage",
+                &created,
+                || json!({"operation": "create", "key": key, "resourceVersion": created.as_ref().map(|rv| rv.to_string()).unwrap_or_default()}),
+            );
+            match (created, &generated_from) {
+                (Ok(rv), _) => break (bytes, rv),
+                (Err(StorageError::KeyExists { .. }), Some(prefix))
+                    if attempt < MAX_GENERATE_NAME_ATTEMPTS =>
+                {
+                    attempt += 1;
+                    name = meta::generate_name(prefix);
+                    meta::meta_mut(&mut obj).insert("name".into(), Value::String(name.clone()));
                 }
-                return Err(storage_err(&self.resource, "create", &name, e));
+                (Err(e), _) => {
+                    if let Some(a) = &allocator {
+                        a.release(&obj).await;
+                    }
+                    return Err(storage_err(&self.resource, "create", &name, e));
+                }
             }
         };
         Ok(Written {
