@@ -309,7 +309,14 @@ pub fn field_value(v: &Value, path: &str) -> String {
             .first()
             .map(|x| x["ip"].as_str().or(x.as_str()).unwrap_or("").to_string())
             .unwrap_or_default(),
-        _ => String::new(),
+        // Go's field sets print a plain (non-pointer) field's zero value
+        // when the object leaves it out: a Node without `unschedulable`
+        // matches `spec.unschedulable=false`.
+        _ => match path {
+            "spec.unschedulable" | "spec.hostNetwork" => "false".into(),
+            "status.replicas" | "status.successful" => "0".into(),
+            _ => String::new(),
+        },
     }
 }
 

@@ -1,0 +1,192 @@
+//! Answers that must match kube-apiserver's for the semantics clients rely
+//! on (issue 21's points fixed so far): preconditions on PUT, bodies that
+//! leave out apiVersion/kind, another version of the same kind, selectable
+//! fields with Go zero values, strict decoding of duplicate fields,
+//! impersonated user extras authorized key by key.
+
+mod common;
+
+use common::{runtime, Kapi};
+use serde_json::{json, Value};
+
+async fn send(
+    c: &reqwest::Client,
+    method: &str,
+    url: &str,
+    body: Option<Value>,
+) -> (u16, Value, reqwest::header::HeaderMap) {
+    let mut r = c.request(method.parse().expect("method"), url);
+    if let Some(b) = body {
+        r = r.header("Content-Type", "application/json").body(b.to_string());
+    }
+    let resp = r.send().await.expect("send");
+    let code = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let v = resp.json::<Value>().await.unwrap_or(Value::Null);
+    (code, v, headers)
+}
+
+#[test]
+fn put_with_the_uid_of_a_deleted_object_is_a_precondition_failure() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "p"}, "data": {"a": "1"}});
+        let (code, first, _) = send(&c, "POST", &base, Some(cm.clone())).await;
+        assert_eq!(code, 201, "{first}");
+        let old_uid = first["metadata"]["uid"].as_str().expect("uid").to_string();
+        let (code, _, _) = send(&c, "DELETE", &format!("{base}/p"), None).await;
+        assert_eq!(code, 200);
+        let (code, second, _) = send(&c, "POST", &base, Some(cm)).await;
+        assert_eq!(code, 201);
+        let new_uid = second["metadata"]["uid"].as_str().expect("uid").to_string();
+        // A controller's stale copy, carrying the old uid, must not overwrite
+        // the object recreated under the same name.
+        let stale = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "p", "uid": old_uid}, "data": {"a": "stale"}});
+        let (code, s, _) = send(&c, "PUT", &format!("{base}/p"), Some(stale)).await;
+        assert_eq!(code, 409, "{s}");
+        assert_eq!(s["reason"], "Conflict");
+        let msg = s["message"].as_str().unwrap_or("");
+        assert!(
+            msg.contains(&format!("Precondition failed: UID in precondition: {old_uid}, UID in object meta: {new_uid}")),
+            "{msg}"
+        );
+        let (_, now, _) = send(&c, "GET", &format!("{base}/p"), None).await;
+        assert_eq!(now["data"]["a"], "1");
+        // DeleteOptions preconditions likewise.
+        let (code, s, _) = send(&c, "DELETE", &format!("{base}/p"),
+            Some(json!({"kind": "DeleteOptions", "apiVersion": "v1", "preconditions": {"uid": old_uid}}))).await;
+        assert_eq!(code, 409, "{s}");
+        let (code, _, _) = send(&c, "GET", &format!("{base}/p"), None).await;
+        assert_eq!(code, 200);
+    });
+}
+
+#[test]
+fn body_kind_and_version_come_from_the_url_or_are_refused_as_upstream() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        // No apiVersion, no kind: upstream fills both in from the URL.
+        let (code, v, _) = send(&c, "POST", &format!("{}/api/v1/namespaces/default/configmaps", k.url),
+            Some(json!({"metadata": {"name": "bare"}, "data": {"a": "1"}}))).await;
+        assert_eq!(code, 201, "{v}");
+        assert_eq!(v["kind"], "ConfigMap");
+        assert_eq!(v["apiVersion"], "v1");
+        // An autoscaling/v1 HPA sent to the v2 endpoint.
+        let hpa = json!({"apiVersion": "autoscaling/v1", "kind": "HorizontalPodAutoscaler",
+            "metadata": {"name": "h"},
+            "spec": {"scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "d"}, "maxReplicas": 3}});
+        let (code, s, _) = send(&c, "POST",
+            &format!("{}/apis/autoscaling/v2/namespaces/default/horizontalpodautoscalers", k.url), Some(hpa)).await;
+        assert_eq!(code, 400, "{s}");
+        assert_eq!(s["message"], "the API version in the data (autoscaling/v1) does not match the expected API version (autoscaling/v2)");
+        // POST names a collection, never an item.
+        let (code, s, _) = send(&c, "POST", &format!("{}/api/v1/namespaces/default/configmaps/bare", k.url),
+            Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "bare"}}))).await;
+        assert_eq!(code, 405, "{s}");
+    });
+}
+
+#[test]
+fn node_selectable_fields_compare_against_go_zero_values() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let nodes = format!("{}/api/v1/nodes", k.url);
+        for (name, spec) in [("plain", json!({})), ("cordoned", json!({"unschedulable": true}))] {
+            let (code, v, _) = send(&c, "POST", &nodes,
+                Some(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "spec": spec}))).await;
+            assert_eq!(code, 201, "{v}");
+        }
+        let names = |v: &Value| -> Vec<String> {
+            v["items"].as_array().expect("items").iter()
+                .map(|i| i["metadata"]["name"].as_str().unwrap_or("").to_string()).collect()
+        };
+        let (code, v, _) = send(&c, "GET", &format!("{nodes}?fieldSelector=spec.unschedulable%3D%3Dfalse"), None).await;
+        assert_eq!(code, 200, "{v}");
+        assert_eq!(names(&v), vec!["plain"]);
+        let (_, v, _) = send(&c, "GET", &format!("{nodes}?fieldSelector=spec.unschedulable%3Dtrue"), None).await;
+        assert_eq!(names(&v), vec!["cordoned"]);
+    });
+}
+
+#[test]
+fn duplicate_fields_are_refused_when_strict_and_warned_otherwise() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let body = r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"dup"},"data":{"a":"1","a":"2"}}"#;
+        let post = |q: &str| {
+            c.post(format!("{}/api/v1/namespaces/default/configmaps?fieldValidation={q}", k.url))
+                .header("Content-Type", "application/json")
+                .body(body)
+                .send()
+        };
+        let r = post("Strict").await.expect("post");
+        assert_eq!(r.status(), 400);
+        let s: Value = r.json().await.expect("json");
+        assert_eq!(
+            s["message"],
+            "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: json: duplicate field \"data.a\""
+        );
+        let r = post("Warn").await.expect("post");
+        assert_eq!(r.status(), 201);
+        let warnings: Vec<String> = r.headers().get_all("warning").iter()
+            .map(|w| w.to_str().unwrap_or("").to_string()).collect();
+        assert!(warnings.iter().any(|w| w.contains("duplicate field \\\"data.a\\\"")), "{warnings:?}");
+        let v: Value = r.json().await.expect("json");
+        assert_eq!(v["data"]["a"], "2", "the last value wins, as Go's decoder keeps it");
+    });
+}
+
+#[test]
+fn each_impersonated_extra_key_needs_its_own_permission() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let tokens = dir.path().join("tokens.csv");
+    std::fs::write(&tokens, "t-eve,eve,7\n").expect("write");
+    let k = Kapi::start(&["--token-auth-file", tokens.to_str().expect("path")]);
+    runtime().block_on(async {
+        let admin = k.admin_client();
+        // eve may impersonate the user "bob" and the extra key "scopes" only.
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "imp"},
+            "rules": [
+                {"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"], "resourceNames": ["bob"]},
+                {"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/scopes"], "verbs": ["impersonate"]}
+            ]});
+        let binding = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "imp"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "imp"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "eve"}]});
+        let rbac = format!("{}/apis/rbac.authorization.k8s.io/v1", k.url);
+        assert_eq!(send(&admin, "POST", &format!("{rbac}/clusterroles"), Some(role)).await.0, 201);
+        assert_eq!(send(&admin, "POST", &format!("{rbac}/clusterrolebindings"), Some(binding)).await.0, 201);
+        let review = format!("{}/apis/authentication.k8s.io/v1/selfsubjectreviews", k.url);
+        let ssr = json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+        let as_eve = |extras: Vec<(&'static str, &'static str)>| {
+            let mut r = k.anonymous_client().post(&review).bearer_auth("t-eve")
+                .header("Impersonate-User", "bob")
+                .header("Content-Type", "application/json")
+                .body(ssr.to_string());
+            for (key, v) in extras {
+                r = r.header(format!("Impersonate-Extra-{key}"), v);
+            }
+            r.send()
+        };
+        // RBAC may take a moment to see the new binding.
+        let mut code = 0;
+        for _ in 0..50 {
+            code = as_eve(vec![("scopes", "view")]).await.expect("req").status().as_u16();
+            if code == 201 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(code, 201, "the permitted extra key");
+        let r = as_eve(vec![("scopes", "view"), ("other", "x")]).await.expect("req");
+        assert_eq!(r.status(), 403, "a key eve may not impersonate");
+        let s: Value = r.json().await.expect("json");
+        assert!(s["message"].as_str().unwrap_or("").contains("userextras/other"), "{s}");
+    });
+}
