@@ -86,13 +86,16 @@ fn init_logging(verbosity: u8) {
     let default = match verbosity {
         0 | 1 => "info",
         2 | 3 => "info,kapi=debug",
-        _ => "debug,kapi=trace",
+        // The HTTP and TLS libraries' frame-by-frame logs are not kapi's story.
+        _ => "debug,kapi=trace,rustls=info,h2=info,hyper=info,hyper_util=info,tower=info,tonic=info",
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_target(false)
+        // Colour only for a person at a terminal, never into a log file.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 }
 

@@ -71,13 +71,23 @@ pub fn run(opts: ServeOptions) -> ExitCode {
     runtime.block_on(async move {
         // Handlers first: a SIGTERM that arrives as soon as the address is
         // printed must still shut down cleanly.
-        let signals = Signals::install();
+        let mut signals = Signals::install();
         let progress = Progress::new();
-        let started = match app::start(cfg, &progress).await {
-            Ok(s) => s,
-            Err(e) => {
+        // A signal during the start (a slow etcd, say) stops kapi there.
+        let starting = tokio::select! {
+            r = app::start(cfg, &progress) => Some(r),
+            _ = signals.wait() => None,
+        };
+        let started = match starting {
+            Some(Ok(s)) => s,
+            Some(Err(e)) => {
                 progress.finish();
                 eprintln!("kapi: {e:#}");
+                return ExitCode::FAILURE;
+            }
+            None => {
+                progress.finish();
+                eprintln!("kapi: stopped by a signal before it was serving");
                 return ExitCode::FAILURE;
             }
         };
@@ -114,8 +124,8 @@ impl Signals {
         }
     }
 
-    async fn wait(self) {
-        let Some((mut term, mut int)) = self.0 else {
+    async fn wait(&mut self) {
+        let Some((term, int)) = self.0.as_mut() else {
             std::future::pending::<()>().await;
             return;
         };

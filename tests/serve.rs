@@ -369,3 +369,50 @@ fn bad_flags_exit_2_with_one_line() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+/// An `--etcd-servers` endpoint that accepts connections and never answers
+/// must not hold `kapi serve` forever: a signal stops it at once, and
+/// without one it gives up after upstream's 20 s dial timeout, naming the
+/// endpoint. Log files get no colour codes.
+#[test]
+fn a_silent_etcd_endpoint_neither_hangs_the_start_nor_ignores_signals() {
+    use std::time::{Duration, Instant};
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let endpoint = format!("http://{}", silent.local_addr().expect("addr"));
+    // Accept and hold every connection, answering nothing.
+    let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    {
+        let held = held.clone();
+        let silent = silent.try_clone().expect("clone");
+        std::thread::spawn(move || {
+            for c in silent.incoming().map_while(Result::ok) {
+                held.lock().expect("lock").push(c);
+            }
+        });
+    }
+    let start = |dir: &std::path::Path| {
+        Command::new(common::kapi_bin())
+            .args(["serve", "--secure-port", "0", "--etcd-servers", &endpoint, "--data-dir"])
+            .arg(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn")
+    };
+    let dir = tempfile::tempdir().expect("tmp");
+    let mut child = start(dir.path());
+    std::thread::sleep(Duration::from_millis(1500));
+    common::unsafe_kill(child.id(), libc::SIGTERM);
+    let t = Instant::now();
+    let status = common::wait_timeout(&mut child, Duration::from_secs(5)).expect("SIGTERM stops a start waiting for etcd");
+    assert!(!status.success());
+    assert!(t.elapsed() < Duration::from_secs(5));
+
+    let mut child = start(dir.path());
+    let status = common::wait_timeout(&mut child, Duration::from_secs(40)).expect("gives up on a silent etcd");
+    assert!(!status.success());
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err).expect("read");
+    assert!(err.contains(&format!("etcd {endpoint}: no answer within 20s")), "{err}");
+    assert!(!err.contains('\u{1b}'), "colour codes in a log that is not a terminal: {err}");
+}

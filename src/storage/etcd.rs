@@ -32,6 +32,8 @@ pub struct EtcdConfig {
 /// `math.MaxInt32`, so an unpaged list of many MiB is served, not refused
 /// by gRPC's 4 MiB default.
 const MAX_RECEIVE_BYTES: usize = i32::MAX as usize;
+/// upstream's etcd dial timeout, for connecting and the first answer.
+const DIAL_TIMEOUT: Duration = Duration::from_secs(20);
 
 pub struct Etcd {
     client: Client,
@@ -120,27 +122,40 @@ impl Etcd {
             }
             opts = opts.with_tls(tls);
         }
-        let client = Client::connect(&cfg.endpoints, Some(opts))
-            .await
-            .map_err(|e| {
+        let endpoints = cfg.endpoints.join(",");
+        // An endpoint that accepts connections and never answers (not an
+        // etcd, or a hung one) must not hold the start forever: upstream's
+        // dial timeout.
+        let connecting = async {
+            let client = Client::connect(&cfg.endpoints, Some(opts))
+                .await
+                .map_err(|e| {
+                    BackendError::Unavailable(format!("etcd {}: {e}", cfg.endpoints.join(",")))
+                })?;
+            let etcd = Etcd {
+                kv: client
+                    .kv_client()
+                    .max_decoding_message_size(MAX_RECEIVE_BYTES),
+                watch: client
+                    .watch_client()
+                    .max_decoding_message_size(MAX_RECEIVE_BYTES),
+                client,
+                probe_key: format!("{prefix}/"),
+                compacted: AtomicI64::new(0),
+            };
+            // Fail at start, with the endpoints named, rather than on the first request.
+            etcd.current_revision().await.map_err(|e| {
                 BackendError::Unavailable(format!("etcd {}: {e}", cfg.endpoints.join(",")))
             })?;
-        let etcd = Etcd {
-            kv: client
-                .kv_client()
-                .max_decoding_message_size(MAX_RECEIVE_BYTES),
-            watch: client
-                .watch_client()
-                .max_decoding_message_size(MAX_RECEIVE_BYTES),
-            client,
-            probe_key: format!("{prefix}/"),
-            compacted: AtomicI64::new(0),
+            Ok::<Etcd, BackendError>(etcd)
         };
-        // Fail at start, with the endpoints named, rather than on the first request.
-        etcd.current_revision().await.map_err(|e| {
-            BackendError::Unavailable(format!("etcd {}: {e}", cfg.endpoints.join(",")))
-        })?;
-        Ok(etcd)
+        match tokio::time::timeout(DIAL_TIMEOUT, connecting).await {
+            Ok(r) => r,
+            Err(_) => Err(BackendError::Unavailable(format!(
+                "etcd {endpoints}: no answer within {}s (is an etcd listening there?)",
+                DIAL_TIMEOUT.as_secs()
+            ))),
+        }
     }
 
     fn outcome(resp: etcd_client::TxnResponse) -> TxnOutcome {
