@@ -127,14 +127,28 @@ fn main() -> ExitCode {
                 .to_string();
             // "the following required arguments were not provided:" names
             // them on the lines below.
+            let rest: Vec<&str> = lines.collect();
             if first.ends_with(':') {
-                let named: Vec<&str> = lines.map(str::trim).take_while(|l| !l.is_empty()).collect();
+                let named: Vec<&str> = rest.iter().map(|l| l.trim()).take_while(|l| !l.is_empty()).collect();
                 first = format!("{first} {}", named.join(", "));
             }
             eprintln!("kapi: {first}");
+            // clap's "did you mean" for a mistyped subcommand or flag.
+            for tip in rest.iter().map(|l| l.trim()).filter(|l| l.starts_with("tip:")) {
+                eprintln!("  {tip}");
+            }
             return ExitCode::from(2);
         }
     };
+    if !matches!(cli.command, Command::Serve(_) | Command::SampleApiserver(_)) {
+        // The commands that print: `kapi routes | head` ends quietly, as
+        // other command-line tools do, instead of panicking on a closed pipe.
+        // (The servers keep Rust's default, so a closed log pipe cannot kill them.)
+        // SAFETY: restoring the default disposition of one signal at start.
+        unsafe {
+            libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        }
+    }
     match cli.command {
         Command::Completions(args) => completions::run(args),
         Command::Routes(args) => routes::run(args),

@@ -886,3 +886,40 @@ fn dump_errors_are_one_line() {
     fails(&["etcd", "dump", "--etcd-certfile", "c.pem"], 2, "--etcd");
     assert!(Path::new(common::kapi_bin()).exists());
 }
+
+/// A mistyped subcommand or flag gets clap's "did you mean", and a command
+/// whose reader goes away (`kapi routes | head -1`) ends quietly instead of
+/// panicking on the closed pipe.
+#[test]
+fn typos_get_suggestions_and_closed_pipes_end_quietly() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let out = Command::new(common::kapi_bin()).arg("servee").output().expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("tip:") && err.contains("'serve'"), "{err}");
+    let out = Command::new(common::kapi_bin())
+        .args(["serve", "--secure-prot", "1"])
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("'--secure-port'"), "{err}");
+
+    let mut child = Command::new(common::kapi_bin())
+        .arg("routes")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut first)
+        .expect("read");
+    // The reader is dropped here: the rest of the table meets a closed pipe.
+    let status = child.wait().expect("wait");
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err).expect("stderr");
+    assert!(first.starts_with("SERVER"), "{first}");
+    assert!(!err.contains("panicked"), "{err}");
+    let _ = status;
+}
