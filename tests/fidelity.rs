@@ -190,3 +190,51 @@ fn each_impersonated_extra_key_needs_its_own_permission() {
         assert!(s["message"].as_str().unwrap_or("").contains("userextras/other"), "{s}");
     });
 }
+
+#[test]
+fn token_review_checks_and_reports_audiences() {
+    let k = Kapi::start(&[]);
+    k.wait_for_default_service_account("default");
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let token_for = |auds: Value| {
+            let c = c.clone();
+            let url = format!("{}/api/v1/namespaces/default/serviceaccounts/default/token", k.url);
+            async move {
+                let (code, v, _) = send(&c, "POST", &url, Some(json!({
+                    "apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest",
+                    "spec": {"audiences": auds}}))).await;
+                assert_eq!(code, 201, "{v}");
+                v["status"]["token"].as_str().expect("token").to_string()
+            }
+        };
+        let review = |token: String, auds: Option<Value>| {
+            let c = c.clone();
+            let url = format!("{}/apis/authentication.k8s.io/v1/tokenreviews", k.url);
+            async move {
+                let mut spec = json!({"token": token});
+                if let Some(a) = auds {
+                    spec["audiences"] = a;
+                }
+                let (code, v, _) = send(&c, "POST", &url, Some(json!({
+                    "apiVersion": "authentication.k8s.io/v1", "kind": "TokenReview", "spec": spec}))).await;
+                assert_eq!(code, 201, "{v}");
+                v["status"].clone()
+            }
+        };
+        let vault = token_for(json!(["vault"])).await;
+        let s = review(vault.clone(), Some(json!(["vault", "other"]))).await;
+        assert_eq!(s["authenticated"], true, "{s}");
+        assert_eq!(s["audiences"], json!(["vault"]), "only the audiences both sides name");
+        let s = review(vault.clone(), Some(json!(["other"]))).await;
+        assert_eq!(s["authenticated"], false, "{s}");
+        assert!(s["error"].as_str().unwrap_or("").contains("invalid for the target audiences"), "{s}");
+        // No audiences asked: the API server's own, which a "vault" token is not for.
+        let s = review(vault, None).await;
+        assert_eq!(s["authenticated"], false, "{s}");
+        let plain = token_for(json!([])).await;
+        let s = review(plain, None).await;
+        assert_eq!(s["authenticated"], true, "{s}");
+        assert!(s["audiences"].as_array().is_some_and(|a| !a.is_empty()), "{s}");
+    });
+}

@@ -172,6 +172,11 @@ impl TokenIssuer {
 
     /// Verifies signature, issuer, audience and expiry; None when the token is not ours.
     pub fn verify(&self, token: &str) -> Option<Result<Claims, String>> {
+        self.verify_for(token, &self.api_audiences)
+    }
+
+    /// [`Self::verify`] for other target audiences (a TokenReview's).
+    pub fn verify_for(&self, token: &str, audiences: &[String]) -> Option<Result<Claims, String>> {
         // Only JWTs with our issuer are ours to judge.
         let payload = token.split('.').nth(1)?;
         let raw = base64::Engine::decode(
@@ -185,7 +190,7 @@ impl TokenIssuer {
         }
         let mut v = Validation::new(Algorithm::ES256);
         v.set_issuer(&[self.issuer.as_str()]);
-        v.set_audience(&self.api_audiences);
+        v.set_audience(audiences);
         v.leeway = 0;
         Some(
             jsonwebtoken::decode::<Claims>(token, &self.decoding, &v)
@@ -193,6 +198,28 @@ impl TokenIssuer {
                 .map_err(|e| e.to_string()),
         )
     }
+}
+
+/// The `aud` claim of a token, read without verifying it: only for telling
+/// a client which audiences its (otherwise valid) token was made for.
+pub fn unverified_audiences(token: &str) -> Vec<String> {
+    token
+        .split('.')
+        .nth(1)
+        .and_then(|p| {
+            base64::Engine::decode(
+                &base64::engine::general_purpose::URL_SAFE_NO_PAD,
+                p.trim_end_matches('='),
+            )
+            .ok()
+        })
+        .and_then(|raw| serde_json::from_slice::<Value>(&raw).ok())
+        .map(|v| match &v["aud"] {
+            Value::String(s) => vec![s.clone()],
+            Value::Array(a) => a.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+            _ => Vec::new(),
+        })
+        .unwrap_or_default()
 }
 
 /// Checks that the objects a token names still exist with the same uid,

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::validation::FieldError;
 use crate::api::ApiError;
 use crate::auth::authorizer::{Attributes, Authorizer, Decision};
-use crate::auth::{Authenticator, Credentials, UserInfo};
+use crate::auth::{Authenticator, UserInfo};
 
 /// What the review endpoints need from the server.
 #[derive(Clone)]
@@ -132,18 +132,12 @@ pub async fn create(
                     vec![FieldError::required("spec.token", "")],
                 ));
             }
-            let creds = Credentials {
-                client_cert: None,
-                bearer_token: Some(&token),
-                headers: None,
-            };
-            let status = match ctx.authenticator.authenticate(&creds).await {
-                Ok(a) if a.method != "anonymous" => {
-                    json!({"authenticated": true, "user": user_json(&a.user), "audiences": body["spec"]["audiences"]})
+            let targets = strings(&body["spec"]["audiences"]);
+            let status = match ctx.authenticator.review_token(&token, &targets).await {
+                Ok((user, audiences)) => {
+                    json!({"authenticated": true, "user": user_json(&user), "audiences": audiences})
                 }
-                Ok(_) | Err(_) => {
-                    json!({"authenticated": false, "user": {}, "error": "invalid bearer token"})
-                }
+                Err(why) => json!({"authenticated": false, "user": {}, "error": why}),
             };
             Ok(answer(body, status))
         }
