@@ -229,6 +229,10 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         cfg.first_service_ip(),
         cfg.advertise_address,
     );
+    let priority_registries = registries.clone();
+    hooks.add("scheduling/bootstrap-system-priority-classes", move || async move {
+        controlplane::bootstrap::ensure_system_priority_classes(&priority_registries).await
+    });
     hooks.add("bootstrap-controller", move || async move {
         controlplane::bootstrap::ensure_system_namespaces(&boot).await?;
         let port = port_for_boot.get().copied().unwrap_or_default();
@@ -440,6 +444,9 @@ fn admission_chain(enabled: &[String]) -> crate::admission::Chain {
     }
     if on("PodSecurity") {
         validating.push(Arc::new(adm::pod_security::PodSecurity));
+    }
+    if on("Priority") {
+        mutating.push(Arc::new(adm::priority::Priority));
     }
     if on("DefaultTolerationSeconds") {
         mutating.push(Arc::new(

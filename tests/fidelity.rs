@@ -238,3 +238,28 @@ fn token_review_checks_and_reports_audiences() {
         assert!(s["audiences"].as_array().is_some_and(|a| !a.is_empty()), "{s}");
     });
 }
+
+#[test]
+fn pods_take_their_priority_from_the_system_priority_classes() {
+    let k = Kapi::start(&[]);
+    k.wait_for_default_service_account("default");
+    let (ok, out, err) = common::run(k.kubectl().args(["get", "priorityclasses", "-o", "name"]));
+    assert!(ok, "{err}");
+    assert!(out.contains("priorityclass.scheduling.k8s.io/system-node-critical"), "{out}");
+    assert!(out.contains("priorityclass.scheduling.k8s.io/system-cluster-critical"), "{out}");
+    let pod = |name: &str, class: &str| {
+        format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  priorityClassName: {class}\n  containers: [{{name: c, image: nginx}}]\n")
+    };
+    let (ok, out, err) = k.kubectl_stdin(
+        &["create", "-f", "-", "-o", "jsonpath={.spec.priority} {.spec.preemptionPolicy}"],
+        &pod("crit", "system-cluster-critical"),
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out, "2000000000 PreemptLowerPriority");
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], &pod("nope", "no-such-class"));
+    assert!(!ok);
+    assert!(err.contains("pods \"nope\" is forbidden: no PriorityClass with name no-such-class was found"), "{err}");
+    let (ok, out, err) = common::run(k.kubectl().args(["run", "plain", "--image=nginx", "-o", "jsonpath={.spec.priority}"]));
+    assert!(ok, "{err}");
+    assert_eq!(out, "0", "no class and no global default: priority 0");
+}

@@ -7,6 +7,7 @@
 pub mod common;
 pub mod default_storage_class;
 pub mod default_toleration_seconds;
+pub mod priority;
 pub mod limit_ranger;
 pub mod matching;
 pub mod namespace_lifecycle;
@@ -95,6 +96,7 @@ pub const ORDER: &[&str] = &[
     "LimitRanger",
     "ServiceAccount",
     "PodSecurity",
+    "Priority",
     "DefaultTolerationSeconds",
     "DefaultStorageClass",
     "MutatingAdmissionWebhook",

@@ -23,6 +23,22 @@ pub async fn ensure_system_namespaces(registries: &Registries) -> Result<(), Str
     Ok(())
 }
 
+/// upstream's scheduling post-start hook: the system PriorityClasses exist
+/// (an existing one is left as it is).
+pub async fn ensure_system_priority_classes(registries: &Registries) -> Result<(), String> {
+    let reg = registries
+        .get("scheduling.k8s.io", "v1", "priorityclasses")
+        .ok_or("priorityclasses are not served")?;
+    for body in crate::admission::priority::system_classes() {
+        match reg.create("", body, &WriteOptions::default()).await {
+            Ok(_) => {}
+            Err(e) if e.code == 409 => {}
+            Err(e) => return Err(format!("creating the system PriorityClasses: {e}")),
+        }
+    }
+    Ok(())
+}
+
 /// Where this kapi is reached: the `kubernetes` Service's endpoint.
 #[derive(Debug, Clone, Copy)]
 pub struct Endpoint {
