@@ -132,10 +132,12 @@ fn main() -> ExitCode {
                 let named: Vec<&str> = rest.iter().map(|l| l.trim()).take_while(|l| !l.is_empty()).collect();
                 first = format!("{first} {}", named.join(", "));
             }
-            eprintln!("kapi: {first}");
-            // clap's "did you mean" for a mistyped subcommand or flag.
-            for tip in rest.iter().map(|l| l.trim()).filter(|l| l.starts_with("tip:")) {
-                eprintln!("  {tip}");
+            // Still one line, with clap's "did you mean" when it has one.
+            let tips: Vec<&str> = rest.iter().map(|l| l.trim()).filter(|l| l.starts_with("tip:")).collect();
+            if tips.is_empty() {
+                eprintln!("kapi: {first}");
+            } else {
+                eprintln!("kapi: {first} ({})", tips.join("; "));
             }
             return ExitCode::from(2);
         }

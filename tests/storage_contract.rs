@@ -223,12 +223,28 @@ async fn compaction_expires_old_reads(b: Arc<dyn Backend>) {
         limit: 2,
         ..Default::default()
     };
-    match s.list("/registry/configmaps/ns/", &cont).await {
-        Err(StorageError::Expired(m)) => {
-            assert!(m.contains("continue parameter is too old"), "{m}")
+    let fresh = match s.list("/registry/configmaps/ns/", &cont).await {
+        Err(StorageError::ExpiredContinue {
+            message,
+            continue_token,
+        }) => {
+            assert!(message.contains("continue parameter is too old"), "{message}");
+            continue_token
         }
         other => panic!("want Expired for the continue token, got {other:?}"),
-    }
+    };
+    // The token it hands back goes on from the same key at the latest revision.
+    let rest = s
+        .list(
+            "/registry/configmaps/ns/",
+            &ListOptions {
+                continue_token: Some(fresh),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("an inconsistent continue");
+    assert!(!rest.items.is_empty());
     // The state at the compaction revision is intact.
     let now = s
         .list("/registry/configmaps/ns/", &ListOptions::default())
