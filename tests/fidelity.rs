@@ -263,3 +263,25 @@ fn pods_take_their_priority_from_the_system_priority_classes() {
     assert!(ok, "{err}");
     assert_eq!(out, "0", "no class and no global default: priority 0");
 }
+
+#[test]
+fn removing_the_last_label_leaves_no_empty_map() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
+        let (code, _, _) = send(&c, "POST", &base, Some(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "l", "labels": {"a": "1"}, "annotations": {"x": "y"}}}))).await;
+        assert_eq!(code, 201);
+        let r = c.patch(format!("{base}/l"))
+            .header("Content-Type", "application/merge-patch+json")
+            .body(json!({"metadata": {"labels": {"a": null}, "annotations": {"x": null}}}).to_string())
+            .send().await.expect("patch");
+        assert_eq!(r.status(), 200);
+        let v: Value = r.json().await.expect("json");
+        assert!(v["metadata"].get("labels").is_none(), "{v}");
+        assert!(v["metadata"].get("annotations").is_none(), "{v}");
+        let (_, v, _) = send(&c, "GET", &format!("{base}/l"), None).await;
+        assert!(v["metadata"].get("labels").is_none(), "{v}");
+    });
+}

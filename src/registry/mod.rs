@@ -678,6 +678,19 @@ impl Registry {
         let mut v = obj.clone();
         if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
             m.remove("resourceVersion");
+            // ObjectMeta's maps and lists are `omitempty` in Go: removing
+            // the last label leaves no `labels: {}` behind upstream.
+            for f in ["labels", "annotations", "finalizers", "ownerReferences", "managedFields"] {
+                let empty = match m.get(f) {
+                    Some(Value::Object(o)) => o.is_empty(),
+                    Some(Value::Array(a)) => a.is_empty(),
+                    Some(Value::Null) => true,
+                    _ => false,
+                };
+                if empty {
+                    m.remove(f);
+                }
+            }
         }
         Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
     }
