@@ -1165,7 +1165,14 @@ impl ResourceHandler {
                             }
                             _ => watch_line(&msg, &bookmark),
                         };
-                        if tx.send(Ok(line)).await.is_err() {
+                        // A client that stops reading must not hold this task
+                        // past its timeout or the server's stop.
+                        let sent = tokio::select! {
+                            r = tx.send(Ok(line)) => r.is_ok(),
+                            _ = &mut deadline => false,
+                            _ = stop.cancelled() => false,
+                        };
+                        if !sent {
                             break;
                         }
                     }

@@ -582,10 +582,15 @@ impl Cacher {
         }
     }
 
+    /// Bookmarks to the watchers that asked for them; also forgets the
+    /// watchers whose clients are gone (an ended watch on a quiet resource
+    /// would otherwise stay registered until a matching event arrived).
     fn send_bookmarks(&self) {
-        let state = self.state.read();
+        let mut state = self.state.write();
+        state.watchers.retain(|_, w| !w.tx.is_closed());
+        let rev = state.rev;
         for w in state.watchers.values().filter(|w| w.bookmarks) {
-            let _ = w.tx.try_send(WatchMessage::Bookmark(state.rev));
+            let _ = w.tx.try_send(WatchMessage::Bookmark(rev));
         }
     }
 
