@@ -11,6 +11,7 @@ pub mod auth;
 pub mod config;
 pub mod controlplane;
 pub mod endpoints;
+#[doc(hidden)] pub mod fuzzing;
 pub mod pki;
 pub mod registry;
 pub mod routes;

@@ -1,0 +1,7 @@
+™
+
+cmdefaultZ
+
+appweb
+a1
+b2

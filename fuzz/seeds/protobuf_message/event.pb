@@ -1,0 +1,4 @@
+½
+
+e1
+PodpoddefaultStarted"okJNormal@

@@ -1,0 +1,9 @@
+
+
+ingH"nginx+
+example.com
+
+
+/Prefix"	
+svcP
+example.comtls

@@ -1,0 +1,5 @@
+ã
+:
+team-aZ0
+"pod-security.kubernetes.io/enforce
+restricted

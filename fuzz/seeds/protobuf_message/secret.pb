@@ -1,0 +1,5 @@
+G
+
+sOpaque
+passwordsecret"
+useradmin

@@ -1,0 +1,4 @@
+P
+
+np,"NodePortäSingleStack
+ª"	https(ÎÌ
