@@ -861,9 +861,9 @@ pub fn resource_version(input: &[u8]) {
             String::from_utf8_lossy(&out)
         )
     });
-    // Compared with the stored bytes as parsed, not with `v`: serde_json's
-    // default float parsing is not exact, so a float need not survive
-    // `to_vec` and `from_slice` unchanged (fuzz/regressions/resource_version).
+    // Floats must come back bit for bit: kapi builds serde_json with
+    // `float_roundtrip` because its default float parsing is off by an ulp
+    // at times (fuzz/regressions/resource_version), which Go's is not.
     let mut want: Value = serde_json::from_slice(&stored).expect("stored bytes parse");
     let o = want.as_object_mut().expect("object");
     match o.get_mut("metadata") {
