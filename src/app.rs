@@ -147,7 +147,9 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     );
     let authenticator = Authenticator::new(tokens, cfg.anonymous_auth)
         .with_service_accounts(token_issuer.clone(), registries.clone());
+    let informers = crate::informers::Informers::new(registries.clone(), background.child_token());
     let rbac_index = SharedIndex::default();
+    rbac_index.follow_writes(&registries);
     let authorizer: Arc<dyn Authorizer> =
         Arc::new(authorizer_chain(&cfg.authorization_modes, &rbac_index));
     registries.add_validating_admission(Arc::new(crate::auth::escalation::RbacEscalation {
@@ -168,7 +170,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     }
     tokio::spawn(rbac::run(
         rbac_index.clone(),
-        registries.clone(),
+        informers.clone(),
         background.child_token(),
     ));
     let auth = crate::registry::reviews::AuthContext {
@@ -185,6 +187,8 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
 
     obs.step("servers");
     let metrics = Metrics::default();
+    let queues = informers.queue_metrics().clone();
+    metrics.add_collector(Arc::new(move |out: &mut String| queues.render(out)));
     let shutting_down = Arc::new(AtomicBool::new(false));
     let mut hooks = PostStartHooks::default();
     // kube-controller-manager's controllers, on the instance holding its lease.
@@ -230,9 +234,12 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         cfg.advertise_address,
     );
     let priority_registries = registries.clone();
-    hooks.add("scheduling/bootstrap-system-priority-classes", move || async move {
-        controlplane::bootstrap::ensure_system_priority_classes(&priority_registries).await
-    });
+    hooks.add(
+        "scheduling/bootstrap-system-priority-classes",
+        move || async move {
+            controlplane::bootstrap::ensure_system_priority_classes(&priority_registries).await
+        },
+    );
     hooks.add("bootstrap-controller", move || async move {
         controlplane::bootstrap::ensure_system_namespaces(&boot).await?;
         let port = port_for_boot.get().copied().unwrap_or_default();

@@ -110,7 +110,9 @@ impl Backend for FuzzBackend {
     }
 
     async fn watch(&self, _prefix: &str, _from: i64) -> Result<WatchReceiver, BackendError> {
-        Err(BackendError::Unavailable("the fuzz backend does not watch".into()))
+        Err(BackendError::Unavailable(
+            "the fuzz backend does not watch".into(),
+        ))
     }
 
     async fn current_revision(&self) -> Result<i64, BackendError> {
@@ -233,7 +235,12 @@ fn custom_resource(crd: &Value) -> Option<Resource> {
     let s = |v: &Value| v.as_str().unwrap_or("").to_string();
     let strings = |v: &Value| -> Vec<String> {
         v.as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).map(String::from).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(String::from)
+                    .collect()
+            })
             .unwrap_or_default()
     };
     let spec = &crd["spec"];
@@ -701,9 +708,8 @@ pub fn label_selector(input: &[u8]) {
         let _ = sel.matches(&labels());
         let _ = sel.matches(&BTreeMap::new());
     }
-    if let Ok(api) = serde_json::from_str::<
-        k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
-    >(text)
+    if let Ok(api) =
+        serde_json::from_str::<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>(text)
     {
         if let Ok(sel) = LabelSelector::from_api(&api) {
             let _ = sel.matches(&labels());
@@ -795,7 +801,10 @@ pub fn request_info(input: &[u8]) {
             resource_version_match: query_value(query, "resourceVersionMatch"),
         };
         // Only lists that storage answers (see `continued`).
-        if params.continue_token.as_deref().is_some_and(|c| !c.is_empty())
+        if params
+            .continue_token
+            .as_deref()
+            .is_some_and(|c| !c.is_empty())
             || params.resource_version_match.as_deref() == Some("Exact")
         {
             if let Some(reg) = e
@@ -872,10 +881,16 @@ pub fn resource_version(input: &[u8]) {
         }
         Some(_) => {}
         None => {
-            o.insert("metadata".into(), json!({"resourceVersion": rv.to_string()}));
+            o.insert(
+                "metadata".into(),
+                json!({"resourceVersion": rv.to_string()}),
+            );
         }
     }
-    assert_eq!(got, want, "with_resource_version changed more than the resourceVersion");
+    assert_eq!(
+        got, want,
+        "with_resource_version changed more than the resourceVersion"
+    );
 }
 
 // --------------------------------------------------------------------- CEL
@@ -905,7 +920,8 @@ pub fn cel_expression(input: &[u8]) {
         let mut changed = widget.clone();
         changed["spec"]["replicas"] = json!(7);
         changed["spec"]["tags"] = json!(["a", "c"]);
-        changed["spec"]["ports"] = json!([{"name": "http", "port": 8080}, {"name": "https", "port": 443}]);
+        changed["spec"]["ports"] =
+            json!([{"name": "http", "port": 8080}, {"name": "https", "port": 443}]);
         let _ = crate::apiextensions::cel::validate(&schema, widget, None);
         let _ = crate::apiextensions::cel::validate(&schema, &changed, Some(widget));
     }
@@ -958,8 +974,7 @@ fn sample(schema: &Value, depth: usize) -> Value {
                 for (k, s) in props.iter().take(32) {
                     m.insert(k.clone(), sample(s, depth - 1));
                 }
-            } else if let Some(add) = schema.get("additionalProperties").filter(|a| a.is_object())
-            {
+            } else if let Some(add) = schema.get("additionalProperties").filter(|a| a.is_object()) {
                 m.insert("key".into(), sample(add, depth - 1));
             }
             if schema["x-kubernetes-embedded-resource"] == true {
@@ -1041,12 +1056,15 @@ pub fn crd_schema(input: &[u8]) {
     obj["apiVersion"] = json!("example.com/v1");
     obj["kind"] = json!("Widget");
     obj["metadata"] = json!({"name": "w1", "namespace": "default", "labels": {"a": "b"}});
-    let minimal = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w2"}});
+    let minimal =
+        json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w2"}});
     let warn = dry_run("fuzz", FieldValidation::Warn);
     block_on(async {
         let _ = reg.create("default", obj.clone(), &warn).await;
         let _ = reg.create("default", minimal, &warn).await;
-        let _ = reg.create("default", e.bases[4].object.clone(), &warn).await;
+        let _ = reg
+            .create("default", e.bases[4].object.clone(), &warn)
+            .await;
         // The backend answers the base Widget as the live w1: ratcheting
         // and transition rules see an old object.
         let _ = reg.update("default", "w1", obj.clone(), None, &warn).await;

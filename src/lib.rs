@@ -11,7 +11,9 @@ pub mod auth;
 pub mod config;
 pub mod controlplane;
 pub mod endpoints;
-#[doc(hidden)] pub mod fuzzing;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod informers;
 pub mod pki;
 pub mod registry;
 pub mod routes;

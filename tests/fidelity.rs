@@ -17,7 +17,9 @@ async fn send(
 ) -> (u16, Value, reqwest::header::HeaderMap) {
     let mut r = c.request(method.parse().expect("method"), url);
     if let Some(b) = body {
-        r = r.header("Content-Type", "application/json").body(b.to_string());
+        r = r
+            .header("Content-Type", "application/json")
+            .body(b.to_string());
     }
     let resp = r.send().await.expect("send");
     let code = resp.status().as_u16();
@@ -245,21 +247,44 @@ fn pods_take_their_priority_from_the_system_priority_classes() {
     k.wait_for_default_service_account("default");
     let (ok, out, err) = common::run(k.kubectl().args(["get", "priorityclasses", "-o", "name"]));
     assert!(ok, "{err}");
-    assert!(out.contains("priorityclass.scheduling.k8s.io/system-node-critical"), "{out}");
-    assert!(out.contains("priorityclass.scheduling.k8s.io/system-cluster-critical"), "{out}");
+    assert!(
+        out.contains("priorityclass.scheduling.k8s.io/system-node-critical"),
+        "{out}"
+    );
+    assert!(
+        out.contains("priorityclass.scheduling.k8s.io/system-cluster-critical"),
+        "{out}"
+    );
     let pod = |name: &str, class: &str| {
         format!("apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}}}\nspec:\n  priorityClassName: {class}\n  containers: [{{name: c, image: nginx}}]\n")
     };
     let (ok, out, err) = k.kubectl_stdin(
-        &["create", "-f", "-", "-o", "jsonpath={.spec.priority} {.spec.preemptionPolicy}"],
+        &[
+            "create",
+            "-f",
+            "-",
+            "-o",
+            "jsonpath={.spec.priority} {.spec.preemptionPolicy}",
+        ],
         &pod("crit", "system-cluster-critical"),
     );
     assert!(ok, "{err}");
     assert_eq!(out, "2000000000 PreemptLowerPriority");
     let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], &pod("nope", "no-such-class"));
     assert!(!ok);
-    assert!(err.contains("pods \"nope\" is forbidden: no PriorityClass with name no-such-class was found"), "{err}");
-    let (ok, out, err) = common::run(k.kubectl().args(["run", "plain", "--image=nginx", "-o", "jsonpath={.spec.priority}"]));
+    assert!(
+        err.contains(
+            "pods \"nope\" is forbidden: no PriorityClass with name no-such-class was found"
+        ),
+        "{err}"
+    );
+    let (ok, out, err) = common::run(k.kubectl().args([
+        "run",
+        "plain",
+        "--image=nginx",
+        "-o",
+        "jsonpath={.spec.priority}",
+    ]));
     assert!(ok, "{err}");
     assert_eq!(out, "0", "no class and no global default: priority 0");
 }
@@ -270,13 +295,25 @@ fn removing_the_last_label_leaves_no_empty_map() {
     runtime().block_on(async {
         let c = k.admin_client();
         let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
-        let (code, _, _) = send(&c, "POST", &base, Some(json!({"apiVersion": "v1", "kind": "ConfigMap",
-            "metadata": {"name": "l", "labels": {"a": "1"}, "annotations": {"x": "y"}}}))).await;
+        let (code, _, _) = send(
+            &c,
+            "POST",
+            &base,
+            Some(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "l", "labels": {"a": "1"}, "annotations": {"x": "y"}}})),
+        )
+        .await;
         assert_eq!(code, 201);
-        let r = c.patch(format!("{base}/l"))
+        let r = c
+            .patch(format!("{base}/l"))
             .header("Content-Type", "application/merge-patch+json")
-            .body(json!({"metadata": {"labels": {"a": null}, "annotations": {"x": null}}}).to_string())
-            .send().await.expect("patch");
+            .body(
+                json!({"metadata": {"labels": {"a": null}, "annotations": {"x": null}}})
+                    .to_string(),
+            )
+            .send()
+            .await
+            .expect("patch");
         assert_eq!(r.status(), 200);
         let v: Value = r.json().await.expect("json");
         assert!(v["metadata"].get("labels").is_none(), "{v}");

@@ -50,8 +50,8 @@ fn replay(sub: &str) -> usize {
     dirs.sort_by_key(|e| e.file_name());
     for dir in dirs {
         let target = dir.file_name().to_string_lossy().into_owned();
-        let run = entry(&target)
-            .unwrap_or_else(|| panic!("fuzz/{sub}/{target}: no such fuzz target"));
+        let run =
+            entry(&target).unwrap_or_else(|| panic!("fuzz/{sub}/{target}: no such fuzz target"));
         let mut files: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap_or_else(|e| panic!("fuzz/{sub}/{target}: {e}"))
             .filter_map(Result::ok)
@@ -72,7 +72,10 @@ fn replay(sub: &str) -> usize {
 #[test]
 fn every_kept_crash_stays_fixed() {
     let ran = replay("regressions");
-    assert!(ran >= 4, "only {ran} regression inputs found under fuzz/regressions");
+    assert!(
+        ran >= 4,
+        "only {ran} regression inputs found under fuzz/regressions"
+    );
 }
 
 #[test]

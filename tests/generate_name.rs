@@ -47,7 +47,8 @@ fn generated_names_are_retried_not_refused() {
                         Ok(r) if r.status() == 201 => {}
                         Ok(r) => {
                             let code = r.status();
-                            failures.push(format!("{code}: {}", r.text().await.unwrap_or_default()));
+                            failures
+                                .push(format!("{code}: {}", r.text().await.unwrap_or_default()));
                         }
                         Err(e) => failures.push(e.to_string()),
                     }

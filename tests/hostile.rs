@@ -1530,9 +1530,16 @@ fn uris_over_64_kib_are_served() {
         }
         let mut c = h2::Conn::open(&k).await.expect("h2");
         let a = c.authority.clone();
-        let path = format!("/api/v1/namespaces/default/configmaps?labelSelector={}", enc(&big_selector));
+        let path = format!(
+            "/api/v1/namespaces/default/configmaps?labelSelector={}",
+            enc(&big_selector)
+        );
         c.send(h2::get_split(1, &path, &a, 16_384));
         let s = c.wait_stream(1, Duration::from_secs(10)).await;
-        assert!(s.answered.contains(&1) && s.first_status_200 == Some(true), "{}", s.describe());
+        assert!(
+            s.answered.contains(&1) && s.first_status_200 == Some(true),
+            "{}",
+            s.describe()
+        );
     });
 }

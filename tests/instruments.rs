@@ -894,7 +894,10 @@ fn dump_errors_are_one_line() {
 fn typos_get_suggestions_and_closed_pipes_end_quietly() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
-    let out = Command::new(common::kapi_bin()).arg("servee").output().expect("run");
+    let out = Command::new(common::kapi_bin())
+        .arg("servee")
+        .output()
+        .expect("run");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("tip:") && err.contains("'serve'"), "{err}");
@@ -918,7 +921,8 @@ fn typos_get_suggestions_and_closed_pipes_end_quietly() {
     // The reader is dropped here: the rest of the table meets a closed pipe.
     let status = child.wait().expect("wait");
     let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err).expect("stderr");
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
+        .expect("stderr");
     assert!(first.starts_with("SERVER"), "{first}");
     assert!(!err.contains("panicked"), "{err}");
     let _ = status;

@@ -392,7 +392,14 @@ fn a_silent_etcd_endpoint_neither_hangs_the_start_nor_ignores_signals() {
     }
     let start = |dir: &std::path::Path| {
         Command::new(common::kapi_bin())
-            .args(["serve", "--secure-port", "0", "--etcd-servers", &endpoint, "--data-dir"])
+            .args([
+                "serve",
+                "--secure-port",
+                "0",
+                "--etcd-servers",
+                &endpoint,
+                "--data-dir",
+            ])
             .arg(dir)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
@@ -404,15 +411,24 @@ fn a_silent_etcd_endpoint_neither_hangs_the_start_nor_ignores_signals() {
     std::thread::sleep(Duration::from_millis(1500));
     common::unsafe_kill(child.id(), libc::SIGTERM);
     let t = Instant::now();
-    let status = common::wait_timeout(&mut child, Duration::from_secs(5)).expect("SIGTERM stops a start waiting for etcd");
+    let status = common::wait_timeout(&mut child, Duration::from_secs(5))
+        .expect("SIGTERM stops a start waiting for etcd");
     assert!(!status.success());
     assert!(t.elapsed() < Duration::from_secs(5));
 
     let mut child = start(dir.path());
-    let status = common::wait_timeout(&mut child, Duration::from_secs(40)).expect("gives up on a silent etcd");
+    let status = common::wait_timeout(&mut child, Duration::from_secs(40))
+        .expect("gives up on a silent etcd");
     assert!(!status.success());
     let mut err = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err).expect("read");
-    assert!(err.contains(&format!("etcd {endpoint}: no answer within 20s")), "{err}");
-    assert!(!err.contains('\u{1b}'), "colour codes in a log that is not a terminal: {err}");
+    std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
+        .expect("read");
+    assert!(
+        err.contains(&format!("etcd {endpoint}: no answer within 20s")),
+        "{err}"
+    );
+    assert!(
+        !err.contains('\u{1b}'),
+        "colour codes in a log that is not a terminal: {err}"
+    );
 }

@@ -228,7 +228,10 @@ async fn compaction_expires_old_reads(b: Arc<dyn Backend>) {
             message,
             continue_token,
         }) => {
-            assert!(message.contains("continue parameter is too old"), "{message}");
+            assert!(
+                message.contains("continue parameter is too old"),
+                "{message}"
+            );
             continue_token
         }
         other => panic!("want Expired for the continue token, got {other:?}"),

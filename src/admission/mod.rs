@@ -7,12 +7,12 @@
 pub mod common;
 pub mod default_storage_class;
 pub mod default_toleration_seconds;
-pub mod priority;
 pub mod limit_ranger;
 pub mod matching;
 pub mod namespace_lifecycle;
 pub mod pod_security;
 pub mod policy;
+pub mod priority;
 pub mod quantity;
 pub mod resource_quota;
 pub mod service_account;

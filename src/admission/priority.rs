@@ -40,7 +40,14 @@ pub fn system_classes() -> Vec<Value> {
 }
 
 async fn classes(ctx: &Context) -> Result<Vec<Value>, ApiError> {
-    common::list_in(&ctx.registries, "scheduling.k8s.io", "v1", "priorityclasses", "").await
+    common::list_in(
+        &ctx.registries,
+        "scheduling.k8s.io",
+        "v1",
+        "priorityclasses",
+        "",
+    )
+    .await
 }
 
 #[async_trait::async_trait]
@@ -78,19 +85,28 @@ impl MutatingPlugin for Priority {
         let Some(obj) = a.object.as_ref() else {
             return Ok(Vec::new());
         };
-        let class_name = obj["spec"]["priorityClassName"].as_str().unwrap_or("").to_string();
+        let class_name = obj["spec"]["priorityClassName"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
         let all = classes(ctx).await?;
         let (name, priority, policy) = if class_name.is_empty() {
             match all.iter().find(|c| c["globalDefault"] == json!(true)) {
                 Some(c) => (
                     c["metadata"]["name"].as_str().map(String::from),
                     c["value"].as_i64().unwrap_or(DEFAULT_PRIORITY),
-                    c["preemptionPolicy"].as_str().unwrap_or("PreemptLowerPriority").to_string(),
+                    c["preemptionPolicy"]
+                        .as_str()
+                        .unwrap_or("PreemptLowerPriority")
+                        .to_string(),
                 ),
                 None => (None, DEFAULT_PRIORITY, "PreemptLowerPriority".to_string()),
             }
         } else {
-            let Some(c) = all.iter().find(|c| c["metadata"]["name"] == json!(class_name)) else {
+            let Some(c) = all
+                .iter()
+                .find(|c| c["metadata"]["name"] == json!(class_name))
+            else {
                 return Err(common::forbidden(
                     a,
                     format!("no PriorityClass with name {class_name} was found"),
@@ -99,7 +115,10 @@ impl MutatingPlugin for Priority {
             (
                 None,
                 c["value"].as_i64().unwrap_or(DEFAULT_PRIORITY),
-                c["preemptionPolicy"].as_str().unwrap_or("PreemptLowerPriority").to_string(),
+                c["preemptionPolicy"]
+                    .as_str()
+                    .unwrap_or("PreemptLowerPriority")
+                    .to_string(),
             )
         };
         if let Some(given) = obj["spec"]["priority"].as_i64() {

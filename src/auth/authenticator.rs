@@ -168,9 +168,9 @@ impl Authenticator {
                     .collect();
                 Ok((user.with_authenticated_group(), auds))
             }
-            Some(Err(why)) if why.contains("InvalidAudience") => {
-                Err(invalid_for(&super::serviceaccount::unverified_audiences(token)))
-            }
+            Some(Err(why)) if why.contains("InvalidAudience") => Err(invalid_for(
+                &super::serviceaccount::unverified_audiences(token),
+            )),
             Some(Err(_)) | None => Err("invalid bearer token".into()),
         }
     }

@@ -34,6 +34,14 @@ pub enum Decision {
 pub trait Authorizer: Send + Sync + std::fmt::Debug {
     fn authorize(&self, attrs: &Attributes<'_>) -> Decision;
 
+    /// Waits until decisions reflect every policy write the server
+    /// acknowledged before the call, so a client that grants a permission
+    /// can use it in its next request. Called once per request, before
+    /// [`Authorizer::authorize`].
+    fn settle(&self) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
+
     /// What `user` may do in `namespace`, for SelfSubjectRulesReview:
     /// (resourceRules, nonResourceRules, incomplete) as JSON values.
     fn rules_for(
@@ -142,6 +150,14 @@ impl Authorizer for Chain {
             }
         }
         Decision::NoOpinion
+    }
+
+    fn settle(&self) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            for z in &self.0 {
+                z.settle().await;
+            }
+        })
     }
 
     fn rules_for(

@@ -10,10 +10,10 @@
 //! of the rules of the ClusterRoles they select, as upstream's
 //! clusterrole-aggregation controller does.
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::Hash;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::authorizer::{Attributes, Authorizer, Decision};
 use super::{UserInfo, MASTERS_GROUP};
+use crate::informers::Informers;
 use crate::registry::{ListParams, Registries, WriteOptions};
 
 pub const GROUP: &str = "rbac.authorization.k8s.io";
@@ -304,6 +305,9 @@ pub struct Index {
     roles: HashMap<(String, String), Vec<PolicyRule>>,
     cluster_role_bindings: Vec<Binding>,
     role_bindings: HashMap<String, Vec<Binding>>,
+    /// The revision of each of the four resources ([`PLURALS`] order) the
+    /// index was built from.
+    revs: [i64; 4],
 }
 
 fn name_ns(v: &Value) -> (String, String) {
@@ -315,28 +319,30 @@ fn name_ns(v: &Value) -> (String, String) {
 
 impl Index {
     /// Builds the index from the four lists' objects.
-    pub fn build(
-        cluster_roles: &[Value],
-        roles: &[Value],
-        cluster_role_bindings: &[Value],
-        role_bindings: &[Value],
+    pub fn build<T: std::borrow::Borrow<Value>>(
+        cluster_roles: &[T],
+        roles: &[T],
+        cluster_role_bindings: &[T],
+        role_bindings: &[T],
     ) -> Index {
         let mut idx = Index::default();
         for cr in cluster_roles {
+            let cr = cr.borrow();
             idx.cluster_roles
                 .insert(name_ns(cr).1, PolicyRule::list_from(cr));
         }
         for r in roles {
+            let r = r.borrow();
             idx.roles.insert(name_ns(r), PolicyRule::list_from(r));
         }
         idx.cluster_role_bindings = cluster_role_bindings
             .iter()
-            .map(Binding::from_json)
+            .map(|b| Binding::from_json(b.borrow()))
             .collect();
         idx.cluster_role_bindings
             .sort_by(|a, b| a.name.cmp(&b.name));
         for rb in role_bindings {
-            let b = Binding::from_json(rb);
+            let b = Binding::from_json(rb.borrow());
             idx.role_bindings
                 .entry(b.namespace.clone())
                 .or_default()
@@ -453,17 +459,78 @@ impl Index {
 }
 
 /// The index shared between the refresher and the authorizer; readers take
-/// a snapshot and let go of the lock at once.
+/// a snapshot and let go of the lock at once. It also knows the revision of
+/// the last acknowledged write to each RBAC resource, so a request can wait
+/// until the index reflects every policy change made before it arrived.
 #[derive(Debug, Clone, Default)]
-pub struct SharedIndex(Arc<RwLock<Arc<Index>>>);
+pub struct SharedIndex(Arc<SharedInner>);
+
+#[derive(Default)]
+struct SharedInner {
+    current: RwLock<Arc<Index>>,
+    published: tokio::sync::watch::Sender<u64>,
+    marks: std::sync::OnceLock<[Arc<AtomicI64>; 4]>,
+}
+
+impl fmt::Debug for SharedInner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedIndex")
+            .field("revs", &self.current.read().revs)
+            .finish()
+    }
+}
 
 impl SharedIndex {
     pub fn load(&self) -> Arc<Index> {
-        self.0.read().clone()
+        self.0.current.read().clone()
     }
 
     pub fn store(&self, index: Index) {
-        *self.0.write() = Arc::new(index);
+        *self.0.current.write() = Arc::new(index);
+        self.0.published.send_modify(|n| *n += 1);
+    }
+
+    /// From now on, decisions wait for writes to the four resources in
+    /// `registries`' store (see [`SharedIndex::wait_current`]).
+    pub fn follow_writes(&self, registries: &Registries) {
+        let marks = PLURALS.map(|plural| {
+            let root = registries
+                .get(GROUP, "v1", plural)
+                .map(|r| r.key_root().to_string())
+                .unwrap_or_default();
+            registries.store().write_mark(&root)
+        });
+        let _ = self.0.marks.set(marks);
+    }
+
+    /// Whether the index reflects every acknowledged RBAC write.
+    pub fn is_current(&self) -> bool {
+        let Some(marks) = self.0.marks.get() else {
+            return true;
+        };
+        let revs = self.0.current.read().revs;
+        marks
+            .iter()
+            .zip(revs)
+            .all(|(m, r)| r >= m.load(Ordering::Acquire))
+    }
+
+    /// Waits until the index reflects every RBAC write acknowledged before
+    /// this call (read-your-writes: a RoleBinding is honoured by the next
+    /// request), at most [`crate::informers::informer::FRESHNESS_WAIT`].
+    pub async fn wait_current(&self) {
+        if self.is_current() {
+            return;
+        }
+        let mut rx = self.0.published.subscribe();
+        let _ = tokio::time::timeout(crate::informers::informer::FRESHNESS_WAIT, async {
+            while !self.is_current() {
+                if rx.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
     }
 }
 
@@ -500,6 +567,10 @@ impl Authorizer for RbacAuthorizer {
         self.index.load().authorize(a)
     }
 
+    fn settle(&self) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(self.index.wait_current())
+    }
+
     fn rules_for(&self, user: &UserInfo, namespace: &str) -> (Vec<Value>, Vec<Value>, bool) {
         let (rules, _errors) = self.index.load().rules_for(user, namespace);
         let (r, n) = rules_json(&rules);
@@ -509,136 +580,95 @@ impl Authorizer for RbacAuthorizer {
 
 // ---- the refresher and the aggregation controller ----
 
+/// The four resources the index is built from, in [`Index`]'s order.
 const PLURALS: [&str; 4] = [
     "clusterroles",
     "roles",
     "clusterrolebindings",
     "rolebindings",
 ];
-/// How often the four lists are compared with what the index was built from.
-const POLL: Duration = Duration::from_millis(150);
-/// How soon a failed refresh (or aggregation) is tried again.
+/// How soon a failed aggregation is tried again.
 const RETRY: Duration = Duration::from_secs(1);
 
-/// What the index was last built from: the lists' resourceVersions (cheap
-/// to compare) and a hash of their items (the lists' resourceVersion also
-/// moves when unrelated objects change).
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-struct Seen {
-    versions: [i64; 4],
-    hash: u64,
-}
-
-struct Lists {
-    versions: [i64; 4],
-    items: [Vec<bytes::Bytes>; 4],
-}
-
-/// The four lists from the watch caches: as cached (`resourceVersion=0`),
-/// or `consistent` (as current as storage).
-async fn list_all(registries: &Registries, consistent: bool) -> Result<Lists, String> {
+/// The four lists, consistent with storage, with their resourceVersions.
+async fn list_all(registries: &Registries) -> Result<([i64; 4], [Vec<Value>; 4]), String> {
     let mut versions = [0i64; 4];
-    let mut items: [Vec<bytes::Bytes>; 4] = Default::default();
+    let mut items: [Vec<Value>; 4] = Default::default();
     for (i, plural) in PLURALS.iter().enumerate() {
         let reg = registries
             .get(GROUP, "v1", plural)
             .ok_or_else(|| format!("{plural}.{GROUP} are not served"))?;
-        let params = ListParams {
-            resource_version: (!consistent).then(|| "0".into()),
-            ..Default::default()
-        };
         let out = reg
-            .list("", &params)
+            .list("", &ListParams::default())
             .await
             .map_err(|e| format!("listing {plural}: {e}"))?;
         versions[i] = out.resource_version;
-        items[i] = out.items;
+        items[i] = out
+            .items
+            .iter()
+            .filter_map(|b| serde_json::from_slice::<Value>(b).ok())
+            .collect();
     }
-    Ok(Lists { versions, items })
+    Ok((versions, items))
 }
 
-fn hash_items(items: &[Vec<bytes::Bytes>; 4]) -> u64 {
-    let mut h = DefaultHasher::new();
-    for list in items {
-        list.len().hash(&mut h);
-        for item in list {
-            item.as_ref().hash(&mut h);
-        }
-    }
-    h.finish()
-}
-
-fn parse(list: &[bytes::Bytes]) -> Vec<Value> {
-    list.iter()
-        .filter_map(|b| serde_json::from_slice::<Value>(b).ok())
-        .collect()
-}
-
-/// One pass: when the lists changed since `seen`, aggregates ClusterRoles
-/// and rebuilds the index. Returns whether anything was rebuilt.
-async fn sync(
-    index: &SharedIndex,
-    registries: &Registries,
-    seen: &mut Option<Seen>,
-    consistent: bool,
-) -> Result<bool, String> {
-    let lists = list_all(registries, consistent).await?;
-    if seen.as_ref().is_some_and(|s| s.versions == lists.versions) {
-        return Ok(false);
-    }
-    let hash = hash_items(&lists.items);
-    if let Some(s) = seen.as_mut() {
-        if s.hash == hash {
-            s.versions = lists.versions;
-            return Ok(false);
-        }
-    }
-    let [crs, rs, crbs, rbs] = &lists.items;
-    let cluster_roles = parse(crs);
-    index.store(Index::build(
-        &cluster_roles,
-        &parse(rs),
-        &parse(crbs),
-        &parse(rbs),
-    ));
-    // Aggregation writes come back as changes: the next pass indexes them.
-    // A failed aggregation leaves nothing seen, so the next pass retries it.
-    aggregate(registries, &cluster_roles).await?;
-    *seen = Some(Seen {
-        versions: lists.versions,
-        hash,
-    });
-    Ok(true)
-}
-
-/// Rebuilds the index (and aggregates) now from consistent lists, whatever
-/// was seen before: at start-up and after the bootstrap policy is written.
+/// Rebuilds the index (and aggregates) now from consistent lists: at
+/// start-up, before the informers have synced, and after the bootstrap
+/// policy is written.
 pub async fn sync_now(index: &SharedIndex, registries: &Registries) -> Result<(), String> {
-    let mut seen = None;
-    sync(index, registries, &mut seen, true).await.map(|_| ())
+    let (versions, [crs, rs, crbs, rbs]) = list_all(registries).await?;
+    let mut idx = Index::build(&crs, &rs, &crbs, &rbs);
+    idx.revs = versions;
+    index.store(idx);
+    aggregate(registries, &crs).await
 }
 
-/// The refresher: every [`POLL`], rebuilds the index when the stored RBAC
-/// objects changed, and keeps aggregated ClusterRoles current.
-pub async fn run(index: SharedIndex, registries: Registries, stop: CancellationToken) {
-    let mut seen: Option<Seen> = None;
-    let mut failing = false;
+/// The refresher: follows the four RBAC informers and rebuilds the index
+/// as soon as one of them changes (a burst of changes makes one rebuild),
+/// then aggregates ClusterRoles when ClusterRoles changed (upstream's
+/// ClusterRoleAggregationController; its writes come back as changes).
+pub async fn run(index: SharedIndex, informers: Informers, stop: CancellationToken) {
+    let mut followed = Vec::new();
+    for plural in PLURALS {
+        match informers.get(GROUP, "v1", plural) {
+            Some(i) => followed.push(i),
+            None => {
+                tracing::warn!("{plural}.{GROUP} are not served; the RBAC index stays as loaded");
+                return;
+            }
+        }
+    }
+    let changed = Arc::new(tokio::sync::Notify::new());
+    for i in &followed {
+        let c = changed.clone();
+        i.add_handler(Arc::new(move |_| c.notify_one()));
+    }
+    for i in &followed {
+        if !i.wait_synced(&stop).await {
+            return;
+        }
+    }
+    let registries = informers.registries().clone();
+    let mut aggregated_at: Option<i64> = None;
     loop {
-        let wait = match sync(&index, &registries, &mut seen, false).await {
-            Ok(_) => {
-                failing = false;
-                POLL
-            }
-            Err(e) => {
-                if !failing {
-                    tracing::warn!(error = %e, "RBAC refresh failed; retrying");
+        let snaps: Vec<(i64, Vec<Arc<Value>>)> = followed.iter().map(|i| i.snapshot()).collect();
+        let mut idx = Index::build(&snaps[0].1, &snaps[1].1, &snaps[2].1, &snaps[3].1);
+        idx.revs = [snaps[0].0, snaps[1].0, snaps[2].0, snaps[3].0];
+        index.store(idx);
+        let mut failed = false;
+        if aggregated_at != Some(snaps[0].0) {
+            let cluster_roles: Vec<Value> = snaps[0].1.iter().map(|v| (**v).clone()).collect();
+            match aggregate(&registries, &cluster_roles).await {
+                Ok(()) => aggregated_at = Some(snaps[0].0),
+                Err(e) => {
+                    tracing::warn!(error = %e, "ClusterRole aggregation failed; retrying");
+                    failed = true;
                 }
-                failing = true;
-                RETRY
             }
-        };
+        }
         tokio::select! {
-            _ = tokio::time::sleep(wait) => {}
+            _ = changed.notified() => {}
+            _ = tokio::time::sleep(RETRY), if failed => {}
             _ = stop.cancelled() => return,
         }
     }

@@ -216,7 +216,10 @@ pub fn unverified_audiences(token: &str) -> Vec<String> {
         .and_then(|raw| serde_json::from_slice::<Value>(&raw).ok())
         .map(|v| match &v["aud"] {
             Value::String(s) => vec![s.clone()],
-            Value::Array(a) => a.iter().filter_map(|x| x.as_str().map(String::from)).collect(),
+            Value::Array(a) => a
+                .iter()
+                .filter_map(|x| x.as_str().map(String::from))
+                .collect(),
             _ => Vec::new(),
         })
         .unwrap_or_default()

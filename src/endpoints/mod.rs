@@ -102,7 +102,9 @@ impl Query {
             resource_version: self.get("resourceVersion").map(String::from),
             resource_version_match: self.get("resourceVersionMatch").map(String::from),
         };
-        let send_initial_events = self.get("sendInitialEvents").map(|v| parse_bool_param(v).unwrap_or(false));
+        let send_initial_events = self
+            .get("sendInitialEvents")
+            .map(|v| parse_bool_param(v).unwrap_or(false));
         validate_list_options(&p, watch, send_initial_events)?;
         Ok(p)
     }
@@ -110,7 +112,8 @@ impl Query {
     /// A boolean parameter; absent is false, a malformed one was refused by
     /// `list_params` already.
     fn bool_param(&self, k: &str) -> bool {
-        self.get(k).is_some_and(|v| parse_bool_param(v).unwrap_or(false))
+        self.get(k)
+            .is_some_and(|v| parse_bool_param(v).unwrap_or(false))
     }
 }
 
@@ -140,7 +143,11 @@ fn validate_list_options(
                 ));
             }
             if m != "NotOlderThan" {
-                errs.push(FieldError::not_supported("resourceVersionMatch", json!(m), &["NotOlderThan"]));
+                errs.push(FieldError::not_supported(
+                    "resourceVersionMatch",
+                    json!(m),
+                    &["NotOlderThan"],
+                ));
             }
             if !cont.is_empty() {
                 errs.push(FieldError::forbidden(
@@ -191,7 +198,9 @@ fn validate_list_options(
         "meta.k8s.io",
         "ListOptions",
         "",
-        errs.iter().map(crate::registry::validation::FieldError::to_cause).collect(),
+        errs.iter()
+            .map(crate::registry::validation::FieldError::to_cause)
+            .collect(),
     ))
 }
 
@@ -524,17 +533,24 @@ pub(crate) fn parse_bool_param(v: &str) -> Result<bool, ApiError> {
 
 /// A DeleteOptions body (JSON, YAML or protobuf). Its kind, when given,
 /// must be DeleteOptions: anything else is not registered for meta.k8s.io.
-fn delete_options_from_body(bytes: &[u8], format: BodyFormat) -> Result<MetaDeleteOptions, ApiError> {
+fn delete_options_from_body(
+    bytes: &[u8],
+    format: BodyFormat,
+) -> Result<MetaDeleteOptions, ApiError> {
     let v: Value = match format {
         BodyFormat::Json => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
         BodyFormat::Yaml => serde_saphyr::from_slice(bytes).map_err(|e| e.to_string()),
         BodyFormat::Protobuf => crate::api::protobuf::decode_with(
             bytes,
-            crate::api::protobuf::DecodeOptions { omit_empty_strings: true },
+            crate::api::protobuf::DecodeOptions {
+                omit_empty_strings: true,
+            },
         )
         .map_err(|e| e.to_string()),
     }
-    .map_err(|e| ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}")))?;
+    .map_err(|e| {
+        ApiError::bad_request(format!("couldn't get version/kind; json parse error: {e}"))
+    })?;
     let Value::Object(map) = &v else {
         return Err(ApiError::bad_request(format!(
             "couldn't get version/kind; json parse error: json: cannot unmarshal {} into Go value of type struct {{ APIVersion string \"json:\\\"apiVersion,omitempty\\\"\"; Kind string \"json:\\\"kind,omitempty\\\"\" }}",
@@ -592,7 +608,11 @@ fn validate_delete_options(o: &MetaDeleteOptions) -> Result<(), ApiError> {
             errs.push(FieldError::invalid("gracePeriodSeconds", json!(g), why));
         }
         if o.preconditions.is_some() {
-            errs.push(FieldError::invalid("preconditions", json!(o.preconditions), why));
+            errs.push(FieldError::invalid(
+                "preconditions",
+                json!(o.preconditions),
+                why,
+            ));
         }
     }
     if errs.is_empty() {
@@ -1048,9 +1068,11 @@ impl ResourceHandler {
         // upstream's ListResource: a watch of one named object takes no
         // field selector but one that requires that very name.
         if let (Some(n), Some(sel)) = (path_name, params.field_selector.as_deref()) {
-            let selected = sel
-                .split(',')
-                .find_map(|t| t.trim().strip_prefix("metadata.name=").map(|v| v.trim_start_matches('=')));
+            let selected = sel.split(',').find_map(|t| {
+                t.trim()
+                    .strip_prefix("metadata.name=")
+                    .map(|v| v.trim_start_matches('='))
+            });
             if !sel.trim().is_empty() && selected != Some(n) {
                 return Err(ApiError::bad_request(
                     "fieldSelector metadata.name doesn't match requested name",

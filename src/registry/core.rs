@@ -123,22 +123,20 @@ const MAX_DATA_BYTES: usize = 1024 * 1024;
 /// The bytes a data map holds: strings as they are, base64 values decoded.
 fn data_bytes(obj: &Value, field: &str, base64_values: bool) -> usize {
     use base64::Engine;
-    obj.get(field)
-        .and_then(Value::as_object)
-        .map_or(0, |m| {
-            m.values()
-                .filter_map(Value::as_str)
-                .map(|s| {
-                    if base64_values {
-                        base64::engine::general_purpose::STANDARD
-                            .decode(s)
-                            .map_or(s.len(), |b| b.len())
-                    } else {
-                        s.len()
-                    }
-                })
-                .sum()
-        })
+    obj.get(field).and_then(Value::as_object).map_or(0, |m| {
+        m.values()
+            .filter_map(Value::as_str)
+            .map(|s| {
+                if base64_values {
+                    base64::engine::general_purpose::STANDARD
+                        .decode(s)
+                        .map_or(s.len(), |b| b.len())
+                } else {
+                    s.len()
+                }
+            })
+            .sum()
+    })
 }
 
 /// Data over the cap is refused for the whole object (an empty field path).

@@ -476,6 +476,15 @@ impl Registry {
             .ok_or_else(ApiError::method_not_allowed)
     }
 
+    /// Where this resource's objects are stored: `<prefix>/<storage path>/`.
+    pub fn key_root(&self) -> &str {
+        &self.key_root
+    }
+
+    pub fn registries(&self) -> &Registries {
+        &self.registries
+    }
+
     pub fn key(&self, namespace: &str, name: &str) -> String {
         if self.resource.namespaced {
             format!("{}{namespace}/{name}", self.key_root)
@@ -566,7 +575,13 @@ impl Registry {
             let Some(m) = m.as_object() else {
                 return Err(wrong("ObjectMeta.metadata", "v1.ObjectMeta", m));
             };
-            for f in ["name", "generateName", "namespace", "uid", "resourceVersion"] {
+            for f in [
+                "name",
+                "generateName",
+                "namespace",
+                "uid",
+                "resourceVersion",
+            ] {
                 if let Some(v) = m.get(f).filter(|v| !v.is_null() && !v.is_string()) {
                     return Err(wrong(&format!("ObjectMeta.metadata.{f}"), "string", v));
                 }
@@ -680,7 +695,13 @@ impl Registry {
             m.remove("resourceVersion");
             // ObjectMeta's maps and lists are `omitempty` in Go: removing
             // the last label leaves no `labels: {}` behind upstream.
-            for f in ["labels", "annotations", "finalizers", "ownerReferences", "managedFields"] {
+            for f in [
+                "labels",
+                "annotations",
+                "finalizers",
+                "ownerReferences",
+                "managedFields",
+            ] {
                 let empty = match m.get(f) {
                     Some(Value::Object(o)) => o.is_empty(),
                     Some(Value::Array(a)) => a.is_empty(),

@@ -428,6 +428,7 @@ async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Nex
         name: &info.name,
     };
     let began = crate::trace::start();
+    s.authorizer.settle().await;
     let decision = s.authorizer.authorize(&attrs);
     crate::trace::stage(
         began,

@@ -41,9 +41,20 @@ struct Inner {
     storage_objects: BTreeMap<String, i64>,
 }
 
-#[derive(Debug, Clone, Default)]
+/// Appends more families to `/metrics` (work queues, ...), so parts
+/// above the server report without the server knowing them.
+pub type Collector = Arc<dyn Fn(&mut String) + Send + Sync>;
+
+#[derive(Clone, Default)]
 pub struct Metrics {
     inner: Arc<Mutex<Inner>>,
+    collectors: Arc<Mutex<Vec<Collector>>>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
 }
 
 fn escape(v: &str) -> String {
@@ -104,6 +115,10 @@ impl Metrics {
         h.count += 1;
     }
 
+    pub fn add_collector(&self, c: Collector) {
+        self.collectors.lock().push(c);
+    }
+
     /// `apiserver_storage_objects{resource=...}`.
     pub fn set_storage_objects(&self, resource: &str, count: i64) {
         self.inner
@@ -148,6 +163,10 @@ impl Metrics {
                 "apiserver_storage_objects{{resource=\"{}\"}} {n}",
                 escape(resource)
             );
+        }
+        drop(inner);
+        for c in self.collectors.lock().iter() {
+            c(&mut out);
         }
         out
     }

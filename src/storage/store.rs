@@ -2,6 +2,7 @@
 //! with resourceVersion semantics and continue tokens, guaranteed update
 //! with preconditions and retries, delete with preconditions.
 
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
 use base64::Engine;
@@ -247,11 +248,58 @@ const MAX_UPDATE_ATTEMPTS: usize = 1000;
 #[derive(Clone)]
 pub struct Store {
     backend: Arc<dyn Backend>,
+    marks: Arc<WriteMarks>,
+}
+
+/// The revision of the last write this server acknowledged under each
+/// prefix someone asked about: what an in-process cache (an informer)
+/// must have reached before it answers for a client's next request, so a
+/// client reads its own writes (a RoleBinding honoured at once).
+#[derive(Default)]
+pub struct WriteMarks {
+    prefixes: parking_lot::RwLock<Vec<(String, Arc<AtomicI64>)>>,
+}
+
+impl WriteMarks {
+    fn record(&self, key: &str, revision: i64) {
+        for (prefix, mark) in self.prefixes.read().iter() {
+            if key.starts_with(prefix.as_str()) {
+                mark.fetch_max(revision, Ordering::AcqRel);
+            }
+        }
+    }
+
+    fn mark(&self, prefix: &str) -> Arc<AtomicI64> {
+        if let Some((_, m)) = self.prefixes.read().iter().find(|(p, _)| p == prefix) {
+            return m.clone();
+        }
+        let mut all = self.prefixes.write();
+        if let Some((_, m)) = all.iter().find(|(p, _)| p == prefix) {
+            return m.clone();
+        }
+        let m = Arc::new(AtomicI64::new(0));
+        all.push((prefix.to_string(), m.clone()));
+        m
+    }
 }
 
 impl Store {
     pub fn new(backend: Arc<dyn Backend>) -> Self {
-        Store { backend }
+        Store {
+            backend,
+            marks: Arc::default(),
+        }
+    }
+
+    /// The revision of the last acknowledged write under `prefix`, kept
+    /// from now on (writes before the first call are not counted).
+    pub fn write_mark(&self, prefix: &str) -> Arc<AtomicI64> {
+        self.marks.mark(prefix)
+    }
+
+    fn applied(&self, key: &str, revision: i64) -> i64 {
+        self.marks.record(key, revision);
+        revision
     }
 
     pub fn backend(&self) -> &Arc<dyn Backend> {
@@ -262,7 +310,7 @@ impl Store {
     pub async fn create(&self, key: &str, value: Bytes) -> Result<i64, StorageError> {
         within_request_limit(key, &value)?;
         match self.backend.create(key, value).await? {
-            TxnOutcome::Applied { revision } => Ok(revision),
+            TxnOutcome::Applied { revision } => Ok(self.applied(key, revision)),
             TxnOutcome::Failed { .. } => Err(StorageError::KeyExists {
                 key: key.to_string(),
             }),
@@ -317,10 +365,15 @@ impl Store {
                     // carries a token that goes on from the same key at the
                     // latest revision (-1), for clients that accept an
                     // inconsistent list.
-                    BackendError::Compacted { .. } if from_continue => StorageError::ExpiredContinue {
-                        message: EXPIRED_CONTINUE.into(),
-                        continue_token: encode_continue(-1, start.strip_prefix(prefix).unwrap_or("")),
-                    },
+                    BackendError::Compacted { .. } if from_continue => {
+                        StorageError::ExpiredContinue {
+                            message: EXPIRED_CONTINUE.into(),
+                            continue_token: encode_continue(
+                                -1,
+                                start.strip_prefix(prefix).unwrap_or(""),
+                            ),
+                        }
+                    }
                     BackendError::Compacted { .. } => StorageError::Expired(EXPIRED_LIST.into()),
                     BackendError::FutureRevision { requested, current } => {
                         StorageError::TooLargeResourceVersion { requested, current }
@@ -412,7 +465,7 @@ impl Store {
                         return Ok(Object {
                             key: key.to_string(),
                             value,
-                            resource_version: revision,
+                            resource_version: self.applied(key, revision),
                         })
                     }
                     TxnOutcome::Failed { current: now } => {
@@ -438,7 +491,7 @@ impl Store {
                     return Ok(Object {
                         key: key.to_string(),
                         value,
-                        resource_version: revision,
+                        resource_version: self.applied(key, revision),
                     })
                 }
                 TxnOutcome::Failed { current: now } => current = now,
@@ -472,7 +525,10 @@ impl Store {
             preconditions.check(&existing)?;
             validate(&existing)?;
             match self.backend.delete(key, existing.resource_version).await? {
-                TxnOutcome::Applied { .. } => return Ok(existing),
+                TxnOutcome::Applied { revision } => {
+                    self.applied(key, revision);
+                    return Ok(existing);
+                }
                 TxnOutcome::Failed { current: now } => current = now,
             }
         }
@@ -489,7 +545,7 @@ impl Store {
             TxnOutcome::Applied { revision } => Ok(Swap::Done(Object {
                 key: key.to_string(),
                 value,
-                resource_version: revision,
+                resource_version: self.applied(key, revision),
             })),
             TxnOutcome::Failed { current } => Ok(Swap::Changed(current.map(Object::from_kv))),
         }

@@ -22,7 +22,10 @@ pub const MAX_COPY_BYTES: usize = 3 * 1024 * 1024;
 /// objects) is checked here; an operation that cannot be applied (an
 /// unknown `op`, no `path`) fails when applied, as 422.
 pub fn decode(patch: &Value) -> Result<json_patch::Patch, ApiError> {
-    let Some(ops) = patch.as_array().filter(|ops| ops.iter().all(Value::is_object)) else {
+    let Some(ops) = patch
+        .as_array()
+        .filter(|ops| ops.iter().all(Value::is_object))
+    else {
         return Err(ApiError::bad_request(format!(
             "json: cannot unmarshal {} into Go value of type jsonpatch.Patch",
             crate::api::json_type_name(patch)
@@ -169,13 +172,18 @@ mod tests {
 
     #[test]
     fn too_many_operations_is_413() {
-        let ops: Vec<Value> = (0..10_001).map(|_| json!({"op": "test", "path": "", "value": {}})).collect();
+        let ops: Vec<Value> = (0..10_001)
+            .map(|_| json!({"op": "test", "path": "", "value": {}}))
+            .collect();
         assert_eq!(decode(&Value::Array(ops)).unwrap_err().code, 413);
     }
 
     #[test]
     fn size_matches_serde() {
         let v = json!({"a": [1, true, null, "x\u{e9}"], "bb": {"c": -2.5}});
-        assert_eq!(encoded_size(&v, usize::MAX), serde_json::to_vec(&v).unwrap().len());
+        assert_eq!(
+            encoded_size(&v, usize::MAX),
+            serde_json::to_vec(&v).unwrap().len()
+        );
     }
 }
