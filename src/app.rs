@@ -193,17 +193,21 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let mut hooks = PostStartHooks::default();
     // kube-controller-manager's controllers, on the instance holding its lease.
     let mut manager = controlplane::manager::Manager::default();
-    let r = registries.clone();
+    let i = informers.clone();
     manager.add("namespace", move |stop| {
-        controlplane::namespace::run(r.clone(), stop)
+        controlplane::namespace::run(i.clone(), stop)
     });
     let r = registries.clone();
     manager.add("garbagecollector", move |stop| {
         controlplane::gc::run(r.clone(), stop)
     });
-    let (r, ca_pem) = (registries.clone(), pki.ca.cert_pem.clone());
+    let i = informers.clone();
     manager.add("serviceaccount", move |stop| {
-        controlplane::serviceaccounts::run(r.clone(), ca_pem.clone(), stop)
+        controlplane::serviceaccounts::run_service_accounts(i.clone(), stop)
+    });
+    let (i, ca_pem) = (informers.clone(), pki.ca.cert_pem.clone());
+    manager.add("root-ca-cert-publisher", move |stop| {
+        controlplane::serviceaccounts::run_root_ca_publisher(i.clone(), ca_pem.clone(), stop)
     });
     let r = registries.clone();
     manager.add("resourcequota", move |stop| {

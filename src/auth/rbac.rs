@@ -639,10 +639,13 @@ pub async fn run(index: SharedIndex, informers: Informers, stop: CancellationTok
         }
     }
     let changed = Arc::new(tokio::sync::Notify::new());
-    for i in &followed {
-        let c = changed.clone();
-        i.add_handler(Arc::new(move |_| c.notify_one()));
-    }
+    let _handlers: Vec<_> = followed
+        .iter()
+        .map(|i| {
+            let c = changed.clone();
+            i.add_handler(Arc::new(move |_| c.notify_one()))
+        })
+        .collect();
     for i in &followed {
         if !i.wait_synced(&stop).await {
             return;

@@ -17,6 +17,7 @@ pub const CONTROLLERS: &[&str] = &[
     "namespace",
     "garbagecollector",
     "serviceaccount",
+    "root-ca-cert-publisher",
     "resourcequota",
 ];
 

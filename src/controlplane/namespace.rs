@@ -4,52 +4,64 @@
 //! the `kubernetes` finalizer so the namespace goes away.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::informers::{run_controller, Event, Informers};
 use crate::registry::{meta, DeleteOptions, ListParams, Registries, WriteOptions};
 
-const RESYNC: Duration = Duration::from_millis(500);
+/// When content remains (finalizers, objects being deleted), the namespace
+/// is looked at again after this long: upstream requeues after
+/// `estimate/2 + 1` seconds, one second when there is no estimate.
+const CONTENT_REMAINING_REQUEUE: Duration = Duration::from_secs(1);
+/// upstream's namespace controller runs 10 workers (`--concurrent-namespace-syncs`).
+const WORKERS: usize = 10;
 
-pub async fn run(registries: Registries, stop: CancellationToken) {
-    loop {
-        if let Err(e) = sync_all(&registries).await {
-            tracing::debug!(error = %e, "namespace controller pass failed");
-        }
-        tokio::select! {
-            _ = tokio::time::sleep(RESYNC) => {}
-            _ = stop.cancelled() => return,
-        }
-    }
+/// What a pass over a terminating namespace found.
+enum Outcome {
+    Gone,
+    ContentRemaining,
 }
 
-async fn sync_all(registries: &Registries) -> Result<(), String> {
-    let ns = registries
-        .get("", "v1", "namespaces")
-        .ok_or("namespaces are not served")?;
-    let list = ns
-        .list(
-            "",
-            &ListParams {
-                resource_version: Some("0".into()),
-                ..Default::default()
-            },
-        )
-        .await
-        .map_err(|e| e.to_string())?;
-    for item in list.items {
-        let v: Value = serde_json::from_slice(&item).map_err(|e| e.to_string())?;
-        if meta::is_deleting(&v) {
-            sync_one(registries, meta::name(&v)).await?;
+pub async fn run(informers: Informers, stop: CancellationToken) {
+    let Some(namespaces) = informers.get("", "v1", "namespaces") else {
+        return;
+    };
+    let queue = informers.queue("namespace");
+    let q = queue.clone();
+    let _h = namespaces.add_handler(Arc::new(move |e| {
+        if let Event::Added(o) | Event::Updated { new: o, .. } = e {
+            if meta::is_deleting(o) {
+                q.add(meta::name(o).to_string());
+            }
         }
-    }
-    Ok(())
+    }));
+    let (inf, q) = (namespaces.clone(), queue.clone());
+    let registries = informers.registries().clone();
+    run_controller(queue, &[&namespaces], WORKERS, stop, move |name: String| {
+        let (inf, q, registries) = (inf.clone(), q.clone(), registries.clone());
+        async move {
+            let terminating = inf.get(&name).is_some_and(|ns| meta::is_deleting(&ns));
+            if !terminating {
+                return Ok(());
+            }
+            match sync_one(&registries, &name).await? {
+                Outcome::Gone => Ok(()),
+                Outcome::ContentRemaining => {
+                    q.add_after(name, CONTENT_REMAINING_REQUEUE);
+                    Ok(())
+                }
+            }
+        }
+    })
+    .await;
 }
 
 /// One pass over a terminating namespace.
-async fn sync_one(registries: &Registries, namespace: &str) -> Result<(), String> {
+async fn sync_one(registries: &Registries, namespace: &str) -> Result<Outcome, String> {
     let mut remaining: BTreeMap<String, usize> = BTreeMap::new();
     let mut finalizers_left: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen_paths = std::collections::HashSet::new();
@@ -117,7 +129,7 @@ async fn sync_one(registries: &Registries, namespace: &str) -> Result<(), String
         )
         .await
         .map_err(|e| e.to_string())?;
-        return Ok(());
+        return Ok(Outcome::Gone);
     }
     let now = meta::now_rfc3339();
     let content: Vec<String> = remaining
@@ -186,5 +198,5 @@ async fn sync_one(registries: &Registries, namespace: &str) -> Result<(), String
             .await
             .map_err(|e| e.to_string())?;
     }
-    Ok(())
+    Ok(Outcome::ContentRemaining)
 }

@@ -112,7 +112,11 @@ pub struct Informer {
     registry: Arc<Registry>,
     cache: RwLock<Cache>,
     indexers: RwLock<Vec<(String, IndexFn)>>,
-    handlers: RwLock<Vec<Handler>>,
+    handlers: RwLock<Vec<(u64, Handler)>>,
+    next_handler: std::sync::atomic::AtomicU64,
+    /// The selection this informer follows (a field selector for
+    /// informers of a few objects, as upstream's tweakListOptions).
+    params: ListParams,
     /// The cache's revision, for waiters.
     rev: watch::Sender<i64>,
     synced: watch::Sender<bool>,
@@ -126,7 +130,7 @@ pub struct Informer {
 pub const FRESHNESS_WAIT: Duration = Duration::from_secs(5);
 
 impl Informer {
-    pub(super) fn new(registry: Arc<Registry>) -> Arc<Informer> {
+    pub(super) fn new(registry: Arc<Registry>, params: ListParams) -> Arc<Informer> {
         let written = registry
             .registries()
             .store()
@@ -137,6 +141,8 @@ impl Informer {
             cache: RwLock::default(),
             indexers: RwLock::new(vec![(BY_NAMESPACE.to_string(), by_ns)]),
             handlers: RwLock::default(),
+            next_handler: std::sync::atomic::AtomicU64::new(1),
+            params,
             rev: watch::channel(0).0,
             synced: watch::channel(false).0,
             written,
@@ -162,16 +168,23 @@ impl Informer {
         }
     }
 
-    /// Adds a handler. Like upstream's AddEventHandler, a handler added
-    /// late first sees every cached object as added.
-    pub fn add_handler(&self, h: Handler) {
+    /// Adds a handler, removed when the returned registration is dropped.
+    /// Like upstream's AddEventHandler, a handler added late first sees
+    /// every cached object as added.
+    #[must_use = "the handler is removed when the registration is dropped"]
+    pub fn add_handler(self: &Arc<Self>, h: Handler) -> Registration {
         // Under the cache lock, so no event slips between the replay and
         // the registration.
         let cache = self.cache.read();
         for o in cache.objects.values() {
             h(&Event::Added(o.clone()));
         }
-        self.handlers.write().push(h);
+        let id = self.next_handler.fetch_add(1, Ordering::Relaxed);
+        self.handlers.write().push((id, h));
+        Registration {
+            informer: Arc::downgrade(self),
+            id,
+        }
     }
 
     pub fn has_synced(&self) -> bool {
@@ -289,7 +302,7 @@ impl Informer {
             // replays the new state and must not see these events twice.
             let handlers = self.handlers.read().clone();
             for e in &events {
-                for h in &handlers {
+                for (_, h) in &handlers {
                     h(e);
                 }
             }
@@ -315,7 +328,7 @@ impl Informer {
             self.set_rev(&mut cache, rev);
             if let Some(e) = &ev {
                 let handlers = self.handlers.read().clone();
-                for h in &handlers {
+                for (_, h) in &handlers {
                     h(e);
                 }
             }
@@ -331,7 +344,7 @@ impl Informer {
         while !stop.is_cancelled() {
             let watch = self
                 .registry
-                .watch("", None, &ListParams::default(), true, true)
+                .watch("", None, &self.params, true, true)
                 .await;
             let mut rx = match watch {
                 Ok(rx) => rx,
@@ -381,6 +394,21 @@ impl Informer {
                 _ = tokio::time::sleep(backoff) => {}
                 _ = stop.cancelled() => return,
             }
+        }
+    }
+}
+
+/// A handler's place on an informer; dropping it removes the handler
+/// (a controller that stops, on losing its lease, stops hearing events).
+pub struct Registration {
+    informer: std::sync::Weak<Informer>,
+    id: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        if let Some(i) = self.informer.upgrade() {
+            i.handlers.write().retain(|(id, _)| *id != self.id);
         }
     }
 }

@@ -13,10 +13,10 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-pub use informer::{key_of, Event, Handler, IndexFn, Informer, BY_NAMESPACE};
+pub use informer::{key_of, Event, Handler, IndexFn, Informer, Registration, BY_NAMESPACE};
 pub use workqueue::{run_workers, QueueMetrics, WorkQueue};
 
-use crate::registry::Registries;
+use crate::registry::{ListParams, Registries};
 
 /// One server's informers (upstream's SharedInformerFactory): asking twice
 /// for a resource gives the same informer, started on first use and
@@ -26,7 +26,8 @@ use crate::registry::Registries;
 pub struct Informers {
     registries: Registries,
     stop: CancellationToken,
-    by_resource: Arc<Mutex<HashMap<(String, String), (Arc<Informer>, CancellationToken)>>>,
+    /// (group, plural, field selector) -> informer and its stop.
+    by_resource: Arc<Mutex<HashMap<(String, String, String), (Arc<Informer>, CancellationToken)>>>,
     queues: QueueMetrics,
 }
 
@@ -58,13 +59,34 @@ impl Informers {
     /// the same stored objects; the one asked for first is used), or
     /// `None` when it is not served.
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Informer>> {
-        let key = (group.to_string(), plural.to_string());
+        self.get_selected(group, version, plural, "")
+    }
+
+    /// An informer of only the objects a field selector picks (e.g.
+    /// `metadata.name=kube-root-ca.crt`), so a controller that cares about
+    /// a few objects of a big resource does not copy them all.
+    pub fn get_selected(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        field_selector: &str,
+    ) -> Option<Arc<Informer>> {
+        let key = (
+            group.to_string(),
+            plural.to_string(),
+            field_selector.to_string(),
+        );
         let mut all = self.by_resource.lock();
         if let Some((i, _)) = all.get(&key) {
             return Some(i.clone());
         }
         let registry = self.registries.get(group, version, plural)?;
-        let informer = Informer::new(registry);
+        let params = ListParams {
+            field_selector: (!field_selector.is_empty()).then(|| field_selector.to_string()),
+            ..Default::default()
+        };
+        let informer = Informer::new(registry, params);
         let stop = self.stop.child_token();
         tokio::spawn(informer.clone().run(stop.clone()));
         all.insert(key, (informer.clone(), stop));
@@ -73,12 +95,37 @@ impl Informers {
 
     /// Stops and drops the informer of a resource that is no longer served.
     pub fn forget(&self, group: &str, plural: &str) {
-        if let Some((_, stop)) = self
-            .by_resource
-            .lock()
-            .remove(&(group.to_string(), plural.to_string()))
-        {
-            stop.cancel();
+        self.by_resource.lock().retain(|(g, p, _), (_, stop)| {
+            let gone = g == group && p == plural;
+            if gone {
+                stop.cancel();
+            }
+            !gone
+        });
+    }
+}
+
+/// Runs one controller until `stop`: waits until `synced` have their first
+/// lists (upstream's WaitForCacheSync), then `workers` tasks reconcile the
+/// keys of `queue`; on stop the queue is shut down and the workers end.
+pub async fn run_controller<F, Fut>(
+    queue: WorkQueue,
+    synced: &[&Arc<Informer>],
+    workers: usize,
+    stop: CancellationToken,
+    reconcile: F,
+) where
+    F: Fn(String) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Result<(), String>> + Send + 'static,
+{
+    for i in synced {
+        if !i.wait_synced(&stop).await {
+            queue.shut_down();
+            return;
         }
     }
+    let running = tokio::spawn(run_workers(queue.clone(), workers, reconcile));
+    stop.cancelled().await;
+    queue.shut_down();
+    let _ = running.await;
 }
