@@ -142,3 +142,98 @@ fn kubectl_grant_then_use() {
         assert_eq!(out.trim(), "namespace/default");
     }
 }
+
+/// Admission reads its configuration from caches too: a ResourceQuota and
+/// a ValidatingAdmissionPolicy with its binding apply to the very next
+/// request.
+#[test]
+fn admission_configuration_applies_to_the_next_request() {
+    admission_applies_at_once(&Kapi::start(&[]));
+}
+
+/// The same on etcd, where the watch cache trails storage by a network
+/// round trip, so a reader that does not wait for it misses writes.
+#[test]
+fn admission_configuration_applies_to_the_next_request_on_etcd() {
+    let cluster = common::etcd::EtcdCluster::start(1);
+    admission_applies_at_once(&Kapi::start(&[
+        "--etcd-servers",
+        &cluster.endpoints().join(","),
+    ]));
+}
+
+fn admission_applies_at_once(k: &Kapi) {
+    let c = k.admin_client();
+    let base = k.url.clone();
+    runtime().block_on(async {
+        let post = |url: String, body: Value| {
+            let c = c.clone();
+            async move { send(&c, reqwest::Method::POST, &url, None, Some(body)).await }
+        };
+        for i in 0..30 {
+            let ns = format!("quota-{i}");
+            let (code, _) = post(
+                format!("{base}/api/v1/namespaces"),
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}),
+            )
+            .await;
+            assert_eq!(code, 201);
+            let (code, body) = post(
+                format!("{base}/api/v1/namespaces/{ns}/resourcequotas"),
+                json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "none"},
+                       "spec": {"hard": {"count/configmaps": "0"}}}),
+            )
+            .await;
+            assert_eq!(code, 201, "{body}");
+            // As upstream, a quota binds once its controller has filled
+            // status.hard; from the write that does so on, it must apply.
+            let quota = format!("{base}/api/v1/namespaces/{ns}/resourcequotas/none");
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+            loop {
+                let (_, q) = send(&c, reqwest::Method::GET, &quota, None, None).await;
+                if q["status"]["hard"].is_object() {
+                    break;
+                }
+                assert!(std::time::Instant::now() < deadline, "quota status never filled: {q}");
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            let (code, body) = post(
+                format!("{base}/api/v1/namespaces/{ns}/configmaps"),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+            )
+            .await;
+            assert_eq!(code, 403, "try {i}: the quota did not apply at once: {body}");
+        }
+        let adm = format!("{base}/apis/admissionregistration.k8s.io/v1");
+        for i in 0..30 {
+            let (code, body) = post(
+                format!("{adm}/validatingadmissionpolicies"),
+                json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicy",
+                       "metadata": {"name": format!("no-{i}")},
+                       "spec": {"failurePolicy": "Fail",
+                                "matchConstraints": {"resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"],
+                                    "operations": ["CREATE"], "resources": ["configmaps"]}]},
+                                "validations": [{"expression": format!("object.metadata.name != 'no-{i}'")}]}}),
+            )
+            .await;
+            assert_eq!(code, 201, "{body}");
+            let (code, body) = post(
+                format!("{adm}/validatingadmissionpolicybindings"),
+                json!({"apiVersion": "admissionregistration.k8s.io/v1", "kind": "ValidatingAdmissionPolicyBinding",
+                       "metadata": {"name": format!("no-{i}")},
+                       "spec": {"policyName": format!("no-{i}"), "validationActions": ["Deny"]}}),
+            )
+            .await;
+            assert_eq!(code, 201, "{body}");
+            let (code, body) = post(
+                format!("{base}/api/v1/namespaces/default/configmaps"),
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("no-{i}")}}),
+            )
+            .await;
+            assert!(
+                code == 403 || code == 422,
+                "try {i}: the policy did not apply at once ({code}): {body}"
+            );
+        }
+    });
+}

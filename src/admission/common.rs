@@ -78,7 +78,7 @@ pub async fn any_core_cached(
         return Ok(false);
     };
     let params = ListParams {
-        resource_version: Some("0".into()),
+        resource_version: Some(reg.fresh_rv()),
         limit: 1,
         ..Default::default()
     };
@@ -138,7 +138,7 @@ async fn get_core_at(
         return Ok(None);
     };
     let got = match cached {
-        true => match reg.get_object(namespace, name, Some("0")).await {
+        true => match reg.get_object(namespace, name, Some(&reg.fresh_rv())).await {
             Err(e) if e.code == 404 => reg.get_object(namespace, name, None).await,
             other => other,
         },

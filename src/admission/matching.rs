@@ -44,8 +44,10 @@ impl<T> Cached<T> {
         let Some(reg) = registries.get(GROUP, "v1", self.plural) else {
             return Ok(Arc::new(Vec::new()));
         };
+        // From the cache, but never behind a configuration change this
+        // server acknowledged: a webhook or policy applies from the next request.
         let params = ListParams {
-            resource_version: Some("0".into()),
+            resource_version: Some(reg.fresh_rv()),
             ..Default::default()
         };
         let list = reg.list("", &params).await?;

@@ -250,7 +250,7 @@ async fn collect_params(
             .list(
                 ns,
                 &ListParams {
-                    resource_version: Some("0".into()),
+                    resource_version: Some(reg.fresh_rv()),
                     ..Default::default()
                 },
             )

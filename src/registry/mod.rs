@@ -257,6 +257,9 @@ pub struct Registry {
     cacher: Option<Arc<Cacher>>,
     /// A custom resource whose schema has defaults: apply them on reads too.
     defaults_on_read: bool,
+    /// The revision of the last write to this resource the server
+    /// acknowledged (see [`Registry::fresh_rv`]).
+    written: Arc<std::sync::atomic::AtomicI64>,
 }
 
 /// Label and field values of an object, for selectors.
@@ -460,6 +463,7 @@ impl Registry {
             .as_ref()
             .and_then(|c| c.schema.as_ref())
             .is_some_and(|s| s.to_string().contains("\"default\""));
+        let written = registries.store().write_mark(&key_root);
         Registry {
             resource,
             strategy,
@@ -467,6 +471,18 @@ impl Registry {
             key_root,
             cacher,
             defaults_on_read,
+            written,
+        }
+    }
+
+    /// A resourceVersion ("not older than") that makes a read from the
+    /// watch cache reflect every write to this resource the server has
+    /// acknowledged: what in-process readers (admission plugins) pass to
+    /// read their clients' writes without a round trip to storage.
+    pub fn fresh_rv(&self) -> String {
+        match self.written.load(std::sync::atomic::Ordering::Acquire) {
+            n if n > 0 => n.to_string(),
+            _ => "0".into(),
         }
     }
 
@@ -909,13 +925,14 @@ impl Registry {
         rv: Option<&str>,
     ) -> Result<Bytes, ApiError> {
         let consistent = rv.is_none_or(|s| s.is_empty());
-        if let Some(r) = rv.filter(|s| !s.is_empty()) {
-            parse_rv(r)?;
-        }
+        let not_older_than = match rv.filter(|s| !s.is_empty()) {
+            Some(r) => parse_rv(r)?,
+            None => 0,
+        };
         let key = self.key(namespace, name);
         let obj = self
             .cacher()?
-            .get(&key, consistent)
+            .get(&key, consistent, not_older_than)
             .await
             .map_err(|e| storage_err(&self.resource, "get", name, e))?;
         obj.map(|o| self.served(o.json.clone()))

@@ -297,10 +297,14 @@ impl Cacher {
         })
     }
 
+    /// One object: `consistent` as current as storage, else from the
+    /// cache once it reached `not_older_than` (upstream's get with
+    /// resourceVersion=N).
     pub async fn get(
         self: &Arc<Self>,
         key: &str,
         consistent: bool,
+        not_older_than: i64,
     ) -> Result<Option<Arc<CachedObject>>, StorageError> {
         if consistent && !self.consistent_from_cache() {
             return match self.store.get(key).await {
@@ -312,6 +316,8 @@ impl Cacher {
         self.wait_ready().await?;
         if consistent {
             self.wait_consistent().await?;
+        } else if not_older_than > 0 {
+            self.wait_for(not_older_than).await?;
         }
         Ok(self.state.read().objects.get(key).cloned())
     }

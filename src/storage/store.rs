@@ -257,29 +257,33 @@ pub struct Store {
 /// client reads its own writes (a RoleBinding honoured at once).
 #[derive(Default)]
 pub struct WriteMarks {
-    prefixes: parking_lot::RwLock<Vec<(String, Arc<AtomicI64>)>>,
+    prefixes: parking_lot::RwLock<std::collections::HashMap<String, Arc<AtomicI64>>>,
 }
 
 impl WriteMarks {
+    /// Looks up each `/`-ended prefix of `key` (a handful per key), so the
+    /// cost does not grow with the number of marked prefixes.
     fn record(&self, key: &str, revision: i64) {
-        for (prefix, mark) in self.prefixes.read().iter() {
-            if key.starts_with(prefix.as_str()) {
+        let prefixes = self.prefixes.read();
+        if prefixes.is_empty() {
+            return;
+        }
+        for (i, _) in key.match_indices('/') {
+            if let Some(mark) = prefixes.get(&key[..=i]) {
                 mark.fetch_max(revision, Ordering::AcqRel);
             }
         }
     }
 
     fn mark(&self, prefix: &str) -> Arc<AtomicI64> {
-        if let Some((_, m)) = self.prefixes.read().iter().find(|(p, _)| p == prefix) {
+        if let Some(m) = self.prefixes.read().get(prefix) {
             return m.clone();
         }
-        let mut all = self.prefixes.write();
-        if let Some((_, m)) = all.iter().find(|(p, _)| p == prefix) {
-            return m.clone();
-        }
-        let m = Arc::new(AtomicI64::new(0));
-        all.push((prefix.to_string(), m.clone()));
-        m
+        self.prefixes
+            .write()
+            .entry(prefix.to_string())
+            .or_default()
+            .clone()
     }
 }
 
@@ -291,8 +295,9 @@ impl Store {
         }
     }
 
-    /// The revision of the last acknowledged write under `prefix`, kept
-    /// from now on (writes before the first call are not counted).
+    /// The revision of the last acknowledged write under `prefix` (which
+    /// ends with `/`), kept from now on (writes before the first call are
+    /// not counted).
     pub fn write_mark(&self, prefix: &str) -> Arc<AtomicI64> {
         self.marks.mark(prefix)
     }
