@@ -322,3 +322,45 @@ fn removing_the_last_label_leaves_no_empty_map() {
         assert!(v["metadata"].get("labels").is_none(), "{v}");
     });
 }
+
+/// kubectl sends protobuf, where Go writes every non-pointer field, zero or
+/// not. Upstream's JSON then leaves out the zero values of `omitempty`
+/// fields; kapi must store and return the same object, and managedFields
+/// must own the same fields (or a later server-side apply conflicts where
+/// upstream's does not). Compared with upstream's own answer in
+/// ../shared/reference (v1.28.7; v1.34 also omits the template's null
+/// creationTimestamp, kubernetes#130989).
+#[test]
+fn kubectl_create_deployment_stores_what_upstream_stores() {
+    let k = Kapi::start(&[]);
+    let (ok, _, err) =
+        common::run(
+            k.kubectl()
+                .args(["create", "deployment", "web", "--image=nginx:1.27"]),
+        );
+    assert!(ok, "{err}");
+    let (ok, out, err) = common::run(k.kubectl().args([
+        "get",
+        "deployment",
+        "web",
+        "-o",
+        "json",
+        "--show-managed-fields",
+    ]));
+    assert!(ok, "{err}");
+    let got: Value = serde_json::from_str(&out).expect("json");
+    // Upstream's answer to the same command (kube-apiserver v1.28.7).
+    let mut want: Value =
+        serde_json::from_str(include_str!("upstream/deployment-kubectl-create.json"))
+            .expect("json");
+    if let Some(m) = want["spec"]["template"]["metadata"].as_object_mut() {
+        m.remove("creationTimestamp");
+    }
+    assert_eq!(got["spec"], want["spec"], "spec differs from upstream's");
+    assert_eq!(got["status"], json!({}), "status as upstream resets it");
+    assert_eq!(
+        got["metadata"]["managedFields"][0]["fieldsV1"],
+        want["metadata"]["managedFields"][0]["fieldsV1"],
+        "kubectl-create owns other fields than upstream's"
+    );
+}

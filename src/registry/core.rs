@@ -567,7 +567,6 @@ pub fn default_pod_spec(spec: &mut Map<String, Value>) {
     set_default(spec, "terminationGracePeriodSeconds", json!(30));
     set_default(spec, "securityContext", json!({}));
     set_default(spec, "schedulerName", json!("default-scheduler"));
-    set_default(spec, "enableServiceLinks", json!(true));
     for key in ["containers", "initContainers"] {
         if let Some(cs) = spec.get_mut(key).and_then(Value::as_array_mut) {
             for c in cs.iter_mut().filter_map(Value::as_object_mut) {
@@ -793,6 +792,9 @@ impl Strategy for PodStrategy {
     fn default(&self, obj: &mut Value) {
         if let Some(spec) = obj_mut(obj, "spec") {
             default_pod_spec(spec);
+            // SetDefaults_Pod, not SetDefaults_PodSpec: pod templates
+            // (Deployments, Jobs, ...) do not get it.
+            set_default(spec, "enableServiceLinks", json!(true));
             default_requests_to_limits(spec);
         }
     }

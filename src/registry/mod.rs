@@ -784,8 +784,15 @@ impl Registry {
         let mut obj = attrs.object.take().unwrap_or(Value::Null);
         if self.resource.subresource("status").is_some() && !self.strategy.keeps_status_on_create()
         {
+            // Reset as upstream resets it: to the status struct's zero
+            // value, which Go prints (`status: {}`), not to nothing.
+            let api_version = self.resource.api_version();
+            let zero = crate::api::protobuf::zero_status(&api_version, &self.resource.kind);
             if let Some(m) = obj.as_object_mut() {
-                m.remove("status");
+                match zero {
+                    Some(z) => m.insert("status".into(), z),
+                    None => m.remove("status"),
+                };
             }
         }
         self.strategy.prepare_for_create(&mut obj);

@@ -35,6 +35,8 @@
 
 #[rustfmt::skip]
 mod schema;
+#[rustfmt::skip]
+mod zero_values;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;
@@ -160,6 +162,37 @@ pub fn decode(bytes: &[u8]) -> Result<Value, DecodeError> {
     decode_with(bytes, DecodeOptions::default())
 }
 
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+/// Whether the Go struct behind `message` is in the generated table.
+fn zero_values_known(message: &str) -> bool {
+    zero_values::COVERED.binary_search(&message).is_ok()
+}
+
+/// Whether upstream's JSON leaves out this scalar: Go writes every
+/// non-pointer field in protobuf, zero or not (`paused: false`), and its
+/// JSON encoder drops the zero value of a non-pointer `omitempty` field
+/// (a pointer, `replicas: 0`, or a field without `omitempty` keeps it).
+fn go_omits_zero(message: &str, json: &str, kind: Kind, v: &Value) -> bool {
+    // `omitzero` since v1.34 (kubernetes#130989): a zero creationTimestamp
+    // is left out instead of written as null.
+    if v.is_null() && json == "creationTimestamp" && message == OBJECT_META {
+        return true;
+    }
+    let zero = match v {
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64() == Some(0.0),
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    };
+    let scalar = !matches!(kind, Kind::Message(_) | Kind::Map(..) | Kind::Bytes);
+    zero && scalar
+        && zero_values_known(message)
+        && zero_values::KEEPS_ZERO
+            .binary_search(&(message, json))
+            .is_err()
+}
+
 /// How to decode.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DecodeOptions {
@@ -221,6 +254,18 @@ pub fn decode_message(name: &str, bytes: &[u8]) -> Result<Value, DecodeError> {
 pub fn message_for_kind(api_version: &str, kind: &str) -> Option<&'static str> {
     let reg = registry();
     reg.kind_index(api_version, kind).map(|i| MESSAGES[i].name)
+}
+
+/// The `status` a built-in kind has when a create resets it: the JSON Go
+/// writes for its Status struct's zero value (`{}`, a Service's
+/// `{"loadBalancer":{}}`, a ReplicaSet's `{"replicas":0}`). `None` for
+/// kinds without a status struct or not built in.
+pub fn zero_status(api_version: &str, kind: &str) -> Option<Value> {
+    let message = message_for_kind(api_version, kind)?;
+    let i = zero_values::ZERO_STATUS
+        .binary_search_by(|(k, _)| (*k).cmp(message))
+        .ok()?;
+    serde_json::from_str(zero_values::ZERO_STATUS[i].1).ok()
 }
 
 /// The proto package (OpenAPI name prefix) of an API version:
@@ -569,11 +614,15 @@ impl Registry {
                     let info = &self.fields[idx][i];
                     match v {
                         Some(Value::Object(inner)) if info.inline => embedded.push(inner),
+                        Some(v)
+                            if msg.fields[i].card == Card::Optional
+                                && go_omits_zero(msg.name, &info.json, msg.fields[i].kind, &v) => {}
                         Some(Value::String(s))
                             if s.is_empty()
                                 && st.opts.omit_empty_strings
                                 && !info.required
-                                && msg.fields[i].card == Card::Optional => {}
+                                && msg.fields[i].card == Card::Optional
+                                && !zero_values_known(msg.name) => {}
                         Some(v) => {
                             obj.insert(info.json.clone(), v);
                         }
@@ -1205,16 +1254,20 @@ mod tests {
     }
 
     #[test]
-    fn zero_time_is_null_as_upstream() {
-        // Go's client marshals a zero metav1.Time as an empty message.
+    fn zero_creation_timestamp_is_left_out_as_upstream() {
+        // Go's client marshals a zero metav1.Time as an empty message;
+        // since v1.34 upstream's JSON omits a zero creationTimestamp
+        // (`omitzero`, kubernetes#130989) instead of writing null.
         let mut cm = configmap();
         cm.metadata.as_mut().unwrap().creation_timestamp = Some(meta::Time::default());
         let v = decode(&encode("v1", "ConfigMap", &cm)).unwrap();
-        assert_eq!(v["metadata"]["creationTimestamp"], Value::Null);
-        assert!(v["metadata"]
-            .as_object()
-            .unwrap()
-            .contains_key("creationTimestamp"));
+        assert!(
+            !v["metadata"]
+                .as_object()
+                .unwrap()
+                .contains_key("creationTimestamp"),
+            "{v}"
+        );
     }
 
     fn container() -> core::Container {
@@ -1365,7 +1418,6 @@ mod tests {
                     "name": "p",
                     "namespace": "default",
                     "uid": "6f1c9a5e-0000-4000-8000-000000000001",
-                    "generation": 0,
                     "creationTimestamp": "2026-11-21T06:48:50Z",
                     "managedFields": [{
                         "manager": "kubectl-create",
@@ -1385,8 +1437,9 @@ mod tests {
                         "securityContext": {}
                     }],
                     "restartPolicy": "Always",
-                    "terminationGracePeriodSeconds": 30,
-                    "hostNetwork": false
+                    // Go writes `generation: 0` and `hostNetwork: false` in
+                    // protobuf; its JSON leaves both out (non-pointer omitempty).
+                    "terminationGracePeriodSeconds": 30
                 },
                 "status": {
                     "phase": "Running",
@@ -1761,32 +1814,35 @@ mod tests {
     }
 
     #[test]
-    fn kubectl_bodies_keep_go_zero_values_by_default() {
+    fn kubectl_bodies_lose_the_zero_values_go_json_omits() {
         let v = decode(&unhex(KUBECTL_CONFIGMAP)).unwrap();
         assert_eq!(
             v,
             json!({
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
-                "metadata": {
-                    "name": "x",
-                    "generateName": "",
-                    "namespace": "",
-                    "selfLink": "",
-                    "uid": "",
-                    "resourceVersion": "",
-                    "generation": 0,
-                    "creationTimestamp": null
-                },
+                "metadata": {"name": "x"},
                 "data": {"a": "b", "empty": ""}
             })
         );
         let d = decode(&unhex(KUBECTL_DEPLOYMENT)).unwrap();
+        // `replicas` is a pointer in Go: its zero is meaningful and kept.
         assert_eq!(d["spec"]["replicas"], 0);
-        assert_eq!(
-            d["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"],
-            ""
-        );
+        // Non-pointer omitempty fields: gone, as upstream prints them.
+        for absent in ["paused", "minReadySeconds"] {
+            assert!(d["spec"].get(absent).is_none(), "{absent}: {d}");
+        }
+        let pod = &d["spec"]["template"]["spec"];
+        for absent in ["hostNetwork", "hostPID", "hostIPC"] {
+            assert!(pod.get(absent).is_none(), "{absent}: {pod}");
+        }
+        let c = &pod["containers"][0];
+        for absent in ["imagePullPolicy", "stdin", "stdinOnce", "tty"] {
+            assert!(c.get(absent).is_none(), "{absent}: {c}");
+        }
+        assert!(d["spec"]["template"]["metadata"]
+            .get("generation")
+            .is_none());
     }
 
     #[test]
@@ -1800,7 +1856,7 @@ mod tests {
             json!({
                 "apiVersion": "v1",
                 "kind": "ConfigMap",
-                "metadata": {"name": "x", "generation": 0, "creationTimestamp": null},
+                "metadata": {"name": "x"},
                 // Map values are not fields: kept.
                 "data": {"a": "b", "empty": ""}
             })
@@ -1811,60 +1867,39 @@ mod tests {
             json!({
                 "apiVersion": "v1",
                 "kind": "Namespace",
-                "metadata": {"name": "team-a", "generation": 0, "creationTimestamp": null},
+                "metadata": {"name": "team-a"},
                 "spec": {},
                 "status": {}
             })
         );
         let v = decode_with(&unhex(KUBECTL_DEPLOYMENT), opts).unwrap();
+        // What upstream prints for `kubectl create deployment web
+        // --image=nginx --port=80 --replicas=0` before defaulting: only
+        // pointers (`replicas`), fields without omitempty (`name`,
+        // `containerPort`) and structs (`strategy`, `status`) survive.
         assert_eq!(
             v,
             json!({
                 "apiVersion": "apps/v1",
                 "kind": "Deployment",
-                "metadata": {
-                    "name": "web",
-                    "generation": 0,
-                    "creationTimestamp": null,
-                    "labels": {"app": "web"}
-                },
+                "metadata": {"name": "web", "labels": {"app": "web"}},
                 "spec": {
                     "replicas": 0,
                     "selector": {"matchLabels": {"app": "web"}},
                     "template": {
-                        "metadata": {
-                            "generation": 0,
-                            "creationTimestamp": null,
-                            "labels": {"app": "web"}
-                        },
+                        "metadata": {"labels": {"app": "web"}},
                         "spec": {
                             "containers": [{
-                                // `name` is required: Go has no omitempty on it.
                                 "name": "nginx",
                                 "image": "nginx",
-                                "ports": [{"hostPort": 0, "containerPort": 80}],
-                                "resources": {},
-                                "stdin": false,
-                                "stdinOnce": false,
-                                "tty": false
-                            }],
-                            "hostNetwork": false,
-                            "hostPID": false,
-                            "hostIPC": false
+                                "ports": [{"containerPort": 80}],
+                                "resources": {}
+                            }]
                         }
                     },
-                    "strategy": {},
-                    "minReadySeconds": 0,
-                    "paused": false
+                    "strategy": {}
                 },
-                "status": {
-                    "observedGeneration": 0,
-                    "replicas": 0,
-                    "updatedReplicas": 0,
-                    "readyReplicas": 0,
-                    "availableReplicas": 0,
-                    "unavailableReplicas": 0
-                }
+                "status": {}
             })
         );
         let _: k8s_openapi::api::apps::v1::Deployment = serde_json::from_value(v).unwrap();
