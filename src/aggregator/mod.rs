@@ -29,7 +29,51 @@ use crate::endpoints::openapi::OpenApi;
 use crate::server::chain::page_not_found;
 use crate::server::GenericServer;
 
+/// Whether the Accept header prefers OpenAPI v2 in protobuf over JSON:
+/// the first acceptable range in the client's order (and q-values) wins,
+/// as kube-openapi negotiates; anything else is JSON.
+fn wants_openapi_protobuf(headers: &HeaderMap) -> bool {
+    let Some(accept) = headers.get(header::ACCEPT).and_then(|v| v.to_str().ok()) else {
+        return false;
+    };
+    let mut ranges: Vec<(f32, usize, &str)> = accept
+        .split(',')
+        .enumerate()
+        .map(|(i, r)| {
+            let q = r
+                .split(';')
+                .skip(1)
+                .find_map(|p| p.trim().strip_prefix("q="))
+                .and_then(|q| q.parse::<f32>().ok())
+                .unwrap_or(1.0);
+            (q, i, r.trim())
+        })
+        .filter(|(q, _, _)| *q > 0.0)
+        .collect();
+    ranges.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (_, _, r) in ranges {
+        if crate::endpoints::openapi_pb::is_protobuf_range(r) {
+            return true;
+        }
+        let t = r.split(';').next().unwrap_or("").trim();
+        if matches!(t, "application/json" | "application/*" | "*/*") {
+            return false;
+        }
+    }
+    false
+}
+
 fn openapi_response(body: Bytes, etag: &str, headers: &HeaderMap, immutable: bool) -> Response {
+    openapi_response_as(body, etag, headers, immutable, "application/json")
+}
+
+fn openapi_response_as(
+    body: Bytes,
+    etag: &str,
+    headers: &HeaderMap,
+    immutable: bool,
+    content_type: &'static str,
+) -> Response {
     if headers
         .get(header::IF_NONE_MATCH)
         .and_then(|v| v.to_str().ok())
@@ -39,10 +83,7 @@ fn openapi_response(body: Bytes, etag: &str, headers: &HeaderMap, immutable: boo
     }
     let mut r = (StatusCode::OK, body).into_response();
     let h = r.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     if let Ok(v) = HeaderValue::from_str(etag) {
         h.insert(header::ETAG, v);
     }
@@ -81,7 +122,17 @@ pub fn server(
             let o = o1.clone();
             async move {
                 let d = o.documents().await;
-                openapi_response(d.v2.clone(), &d.v2_etag, &headers, false)
+                if wants_openapi_protobuf(&headers) {
+                    openapi_response_as(
+                        d.v2_protobuf.clone(),
+                        &d.v2_protobuf_etag,
+                        &headers,
+                        false,
+                        crate::endpoints::openapi_pb::CONTENT_TYPE,
+                    )
+                } else {
+                    openapi_response(d.v2.clone(), &d.v2_etag, &headers, false)
+                }
             }
         })
         .route("/openapi/v3", &[Method::GET], move |headers: HeaderMap| {

@@ -5,6 +5,7 @@
 pub mod discovery;
 pub mod negotiation;
 pub mod openapi;
+pub mod openapi_pb;
 pub mod table;
 
 use std::sync::Arc;
@@ -1110,7 +1111,8 @@ impl ResourceHandler {
             })
             .flatten();
         let bookmark = move |rv: i64, initial_end: bool| -> Bytes {
-            let mut meta = json!({"resourceVersion": rv.to_string(), "creationTimestamp": null});
+            // No `creationTimestamp: null` since v1.34 (omitzero).
+            let mut meta = json!({"resourceVersion": rv.to_string()});
             if initial_end {
                 meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
             }

@@ -20,6 +20,9 @@ use crate::version;
 pub struct Documents {
     pub v2: Bytes,
     pub v2_etag: String,
+    /// v2 in gnostic's protobuf, with its ETag (what kubectl asks for).
+    pub v2_protobuf: Bytes,
+    pub v2_protobuf_etag: String,
     pub v3_index: Bytes,
     /// `api/v1`, `apis/apps/v1`, ... -> (document, hash)
     pub v3: BTreeMap<String, (Bytes, String)>,
@@ -522,6 +525,22 @@ fn schemas(
     };
     for ((grp, ver, kind), name) in &names {
         if let Some(s) = defs.get_mut(name).and_then(Value::as_object_mut) {
+            // k8s-openapi's types hold `metadata` outside an Option, so its
+            // schemas list it as required; upstream's do not (but for
+            // core/v1 Event), and kubectl's client-side validation would
+            // refuse a TokenReview or SubjectAccessReview written without it.
+            if name != "io.k8s.api.core.v1.Event" {
+                let now_empty = s
+                    .get_mut("required")
+                    .and_then(Value::as_array_mut)
+                    .is_some_and(|req| {
+                        req.retain(|f| f != "metadata");
+                        req.is_empty()
+                    });
+                if now_empty {
+                    s.remove("required");
+                }
+            }
             let entry = s
                 .entry("x-kubernetes-group-version-kind")
                 .or_insert_with(|| json!([]));
@@ -556,6 +575,8 @@ fn build(catalog: &Catalog) -> Documents {
     let v2 = json!({"swagger": "2.0", "info": info(), "paths": paths, "definitions": defs,
         "securityDefinitions": {"BearerToken": {"description": "Bearer Token authentication", "type": "apiKey", "name": "authorization", "in": "header"}},
         "security": [{"BearerToken": []}]});
+    let v2_protobuf = Bytes::from(super::openapi_pb::document(&v2));
+    let v2_protobuf_etag = format!("\"{}\"", hash(&v2_protobuf));
     let v2 = Bytes::from(serde_json::to_vec(&v2).unwrap_or_default());
     let v2_etag = format!("\"{}\"", hash(&v2));
     // v3: one document per group version.
@@ -593,6 +614,8 @@ fn build(catalog: &Catalog) -> Documents {
     Documents {
         v2,
         v2_etag,
+        v2_protobuf,
+        v2_protobuf_etag,
         v3_index,
         v3,
     }
@@ -620,6 +643,8 @@ impl OpenApi {
             Err(_) => Arc::new(Documents {
                 v2: Bytes::new(),
                 v2_etag: String::new(),
+                v2_protobuf: Bytes::new(),
+                v2_protobuf_etag: String::new(),
                 v3_index: Bytes::new(),
                 v3: BTreeMap::new(),
             }),

@@ -42,14 +42,12 @@ fn strings(v: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Echoes the request object with a status, as upstream returns reviews.
+/// Echoes the request object with a status, as upstream returns reviews
+/// (`metadata: {}`: since v1.34 a zero creationTimestamp is omitted).
 fn answer(mut body: Value, status: Value) -> Value {
     if let Some(m) = body.as_object_mut() {
         m.insert("status".into(), status);
-        let meta = m.entry("metadata").or_insert_with(|| json!({}));
-        if let Some(mm) = meta.as_object_mut() {
-            mm.entry("creationTimestamp").or_insert(Value::Null);
-        }
+        m.entry("metadata").or_insert_with(|| json!({}));
     }
     body
 }
