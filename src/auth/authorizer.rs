@@ -36,8 +36,8 @@ pub trait Authorizer: Send + Sync + std::fmt::Debug {
 
     /// Waits until decisions reflect every policy write the server
     /// acknowledged before the call, so a client that grants a permission
-    /// can use it in its next request. Called once per request, before
-    /// [`Authorizer::authorize`].
+    /// can use it in its next request. Called before deciding again a
+    /// request [`Authorizer::authorize`] did not allow.
     fn settle(&self) -> futures::future::BoxFuture<'_, ()> {
         Box::pin(std::future::ready(()))
     }

@@ -428,8 +428,16 @@ async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Nex
         name: &info.name,
     };
     let began = crate::trace::start();
-    s.authorizer.settle().await;
-    let decision = s.authorizer.authorize(&attrs);
+    let mut decision = s.authorizer.authorize(&attrs);
+    if !matches!(decision, Decision::Allow(_)) {
+        // Refused: perhaps by a policy that is already changed but not yet
+        // seen (a RoleBinding created by the previous request). Decide
+        // again once every acknowledged policy write is reflected. Allowed
+        // requests never wait; a revocation takes effect as the caches
+        // follow, as upstream's informers do.
+        s.authorizer.settle().await;
+        decision = s.authorizer.authorize(&attrs);
+    }
     crate::trace::stage(
         began,
         "authorization",
