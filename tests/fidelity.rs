@@ -448,3 +448,62 @@ fn openapi_v2_is_served_in_protobuf_when_asked() {
         );
     });
 }
+
+/// Upstream indents JSON (Go's MarshalIndent, two spaces) for `?pretty=true`
+/// and for curl, Wget and browser user agents; `?pretty=false` wins over
+/// the user agent; streams are never indented.
+#[test]
+fn pretty_printing_follows_the_query_and_the_user_agent() {
+    let k = Kapi::start(&[]);
+    let c = k.admin_client();
+    let ns = format!("{}/api/v1/namespaces/default", k.url);
+    runtime().block_on(async {
+        let get = |url: String, ua: &'static str| {
+            let c = c.clone();
+            async move {
+                let r = c
+                    .get(url)
+                    .header("User-Agent", ua)
+                    .send()
+                    .await
+                    .expect("get");
+                (r.status().as_u16(), r.text().await.expect("body"))
+            }
+        };
+        let (code, body) = get(ns.clone(), "curl/8.5.0").await;
+        assert_eq!(code, 200);
+        assert!(
+            body.starts_with("{\n  \"") && !body.ends_with('\n'),
+            "{body}"
+        );
+        assert!(body.contains("\n    \"name\": \"default\""), "{body}");
+        let (_, body) = get(format!("{ns}?pretty=false"), "curl/8.5.0").await;
+        assert!(
+            !body.contains('\n') || body.trim_end().lines().count() == 1,
+            "{body}"
+        );
+        let (_, body) = get(format!("{ns}?pretty=true"), "kube-rs").await;
+        assert!(body.starts_with("{\n  \""), "{body}");
+        let (_, body) = get(ns.clone(), "kubectl/v1.34.0").await;
+        assert_eq!(body.trim_end().lines().count(), 1, "{body}");
+        let (code, body) = get(
+            format!("{}/api/v1/namespaces/nope", k.url),
+            "Mozilla/5.0 (X11)",
+        )
+        .await;
+        assert_eq!(code, 404);
+        assert!(body.starts_with("{\n  \"kind\": \"Status\""), "{body}");
+        // Byte for byte what upstream answered curl for the same request.
+        let (code, body) = get(format!("{ns}/configmaps/nope"), "curl/8.5.0").await;
+        assert_eq!(code, 404);
+        assert_eq!(body, include_str!("upstream/404-configmap-notfound.json"));
+        let v: Value = serde_json::from_str(&body).expect("still JSON");
+        assert_eq!(v["reason"], "NotFound");
+        let (_, body) = get(
+            format!("{}/api/v1/namespaces?watch=true&timeoutSeconds=1", k.url),
+            "curl/8.5.0",
+        )
+        .await;
+        assert!(body.lines().all(|l| l.starts_with("{\"type\":")), "{body}");
+    });
+}

@@ -22,3 +22,84 @@ pub fn json_type_name(v: &serde_json::Value) -> &'static str {
         Value::Object(_) => "object",
     }
 }
+
+/// Re-indents compact JSON as Go's `json.MarshalIndent(v, "", "  ")` lays
+/// it out (keys in their order, `{}` and `[]` kept empty, no trailing
+/// newline). Bytes that are not JSON come back trimmed but otherwise as
+/// they were.
+pub fn indent_json(compact: &[u8]) -> Vec<u8> {
+    let src = compact.trim_ascii();
+    let mut out = Vec::with_capacity(src.len() + src.len() / 4);
+    let mut depth = 0usize;
+    let mut in_string = false;
+    let mut escaped = false;
+    let newline = |out: &mut Vec<u8>, depth: usize| {
+        out.push(b'\n');
+        out.extend(std::iter::repeat_n(b' ', depth * 2));
+    };
+    let mut i = 0;
+    while i < src.len() {
+        let c = src[i];
+        if in_string {
+            out.push(c);
+            if escaped {
+                escaped = false;
+            } else if c == b'\\' {
+                escaped = true;
+            } else if c == b'"' {
+                in_string = false;
+            }
+            i += 1;
+            continue;
+        }
+        match c {
+            b'"' => {
+                in_string = true;
+                out.push(c);
+            }
+            b'{' | b'[' => {
+                let close = if c == b'{' { b'}' } else { b']' };
+                let mut j = i + 1;
+                while j < src.len() && src[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                if src.get(j) == Some(&close) {
+                    out.push(c);
+                    out.push(close);
+                    i = j + 1;
+                    continue;
+                }
+                out.push(c);
+                depth += 1;
+                newline(&mut out, depth);
+            }
+            b'}' | b']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            b',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            b':' => out.extend_from_slice(b": "),
+            c if c.is_ascii_whitespace() => {}
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod indent_tests {
+    use super::indent_json;
+
+    #[test]
+    fn indents_as_go_marshal_indent() {
+        let got =
+            indent_json(br#"{"kind":"Status","a":[],"b":{},"c":[1,{"d":"x:,{"}],"e":"q\"}"}"#);
+        let want = "{\n  \"kind\": \"Status\",\n  \"a\": [],\n  \"b\": {},\n  \"c\": [\n    1,\n    {\n      \"d\": \"x:,{\"\n    }\n  ],\n  \"e\": \"q\\\"}\"\n}";
+        assert_eq!(String::from_utf8(got).unwrap(), want);
+    }
+}

@@ -340,9 +340,108 @@ pub fn qualified_kind(group: &str, kind: &str) -> String {
     }
 }
 
+/// `metav1.Status` with its fields in Go's declaration order, which is the
+/// order upstream writes them in (kind, apiVersion, metadata, status,
+/// message, reason, details, code).
+#[derive(serde::Serialize)]
+struct WireStatus<'a> {
+    kind: &'static str,
+    #[serde(rename = "apiVersion")]
+    api_version: &'static str,
+    metadata: WireListMeta<'a>,
+    status: &'static str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    message: &'a str,
+    #[serde(skip_serializing_if = "str::is_empty")]
+    reason: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    details: Option<WireDetails<'a>>,
+    #[serde(skip_serializing_if = "is_zero")]
+    code: u16,
+}
+
+fn is_zero(n: &u16) -> bool {
+    *n == 0
+}
+
+#[derive(serde::Serialize)]
+struct WireListMeta<'a> {
+    #[serde(rename = "continue", skip_serializing_if = "Option::is_none")]
+    continue_: Option<&'a str>,
+}
+
+/// `metav1.StatusDetails` in Go's order.
+#[derive(serde::Serialize)]
+struct WireDetails<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    group: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kind: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    uid: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    causes: Vec<WireCause<'a>>,
+    #[serde(rename = "retryAfterSeconds", skip_serializing_if = "Option::is_none")]
+    retry_after_seconds: Option<i32>,
+}
+
+/// `metav1.StatusCause` in Go's order.
+#[derive(serde::Serialize)]
+struct WireCause<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
+impl ApiError {
+    /// The `Status` body as upstream writes it, byte for byte in key order.
+    pub fn status_json(&self) -> Vec<u8> {
+        let status = self.to_status();
+        let details = status.details.as_ref().map(|d| WireDetails {
+            name: d.name.as_deref().filter(|s| !s.is_empty()),
+            group: d.group.as_deref().filter(|s| !s.is_empty()),
+            kind: d.kind.as_deref().filter(|s| !s.is_empty()),
+            uid: d.uid.as_deref().filter(|s| !s.is_empty()),
+            causes: d
+                .causes
+                .iter()
+                .flatten()
+                .map(|c| WireCause {
+                    reason: c.reason.as_deref().filter(|s| !s.is_empty()),
+                    message: c.message.as_deref().filter(|s| !s.is_empty()),
+                    field: c.field.as_deref().filter(|s| !s.is_empty()),
+                })
+                .collect(),
+            retry_after_seconds: d.retry_after_seconds.filter(|n| *n != 0),
+        });
+        let wire = WireStatus {
+            kind: "Status",
+            api_version: "v1",
+            metadata: WireListMeta {
+                continue_: status
+                    .metadata
+                    .continue_
+                    .as_deref()
+                    .filter(|s| !s.is_empty()),
+            },
+            status: "Failure",
+            message: status.message.as_deref().unwrap_or(""),
+            reason: status.reason.as_deref().unwrap_or(""),
+            details,
+            code: self.code,
+        };
+        serde_json::to_vec(&wire).unwrap_or_default()
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::to_vec(&self.to_status()).unwrap_or_default();
+        let body = self.status_json();
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         let mut resp = (code, body).into_response();
         let headers = resp.headers_mut();

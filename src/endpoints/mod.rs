@@ -1127,7 +1127,7 @@ impl ResourceHandler {
         match rx {
             Err(e) if e.code == 410 => {
                 // upstream answers an expired watch with one ERROR event, not an HTTP error.
-                let status = serde_json::to_vec(&e.to_status()).unwrap_or_default();
+                let status = e.status_json();
                 let mut line = b"{\"type\":\"ERROR\",\"object\":".to_vec();
                 line.extend_from_slice(&status);
                 line.extend_from_slice(b"}\n");

@@ -63,6 +63,50 @@ pub fn build(router: Router, state: Arc<ChainState>) -> Router {
         .layer(axum::middleware::from_fn(trace))
         .layer(axum::middleware::from_fn(request_info))
         .layer(axum::middleware::from_fn(panic_recovery))
+        .layer(axum::middleware::from_fn(pretty))
+}
+
+/// upstream's isPrettyPrint: `?pretty=` when it has a value (Go's
+/// ParseBool; anything else is false), else curl, Wget and browsers.
+fn wants_pretty(req: &Request) -> bool {
+    if let Some(q) = req.uri().query().filter(|q| q.contains("pretty")) {
+        let value = super::request_info::query_value(Some(q), "pretty");
+        if let Some(v) = value.filter(|v| !v.is_empty()) {
+            return matches!(v.as_str(), "1" | "t" | "T" | "true" | "TRUE" | "True");
+        }
+    }
+    let ua = req
+        .headers()
+        .get(header::USER_AGENT)
+        .map(|v| v.as_bytes())
+        .unwrap_or_default();
+    ua.starts_with(b"curl") || ua.starts_with(b"Wget") || ua.starts_with(b"Mozilla/5.0")
+}
+
+/// Responses upstream would encode with `json.MarshalIndent(obj, "", "  ")`
+/// (see [`wants_pretty`]): whole JSON bodies are re-indented, keys kept in
+/// their order; streams (watches) are left alone.
+async fn pretty(req: Request, next: Next) -> Response {
+    if !wants_pretty(&req) {
+        return next.run(req).await;
+    }
+    let resp = next.run(req).await;
+    let json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes() == b"application/json");
+    let whole = axum::body::HttpBody::size_hint(resp.body()).exact();
+    let Some(len) = whole.filter(|_| json) else {
+        return resp;
+    };
+    let (mut parts, body) = resp.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, len as usize).await else {
+        return ApiError::internal("the response could not be read back to indent it")
+            .into_response();
+    };
+    let indented = crate::api::indent_json(&bytes);
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, axum::body::Body::from(indented))
 }
 
 /// A panic in any handler becomes a logged 500 `Status`, never a dropped connection.
