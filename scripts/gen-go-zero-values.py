@@ -19,6 +19,7 @@ import sys
 
 SCALARS = {"bool", "string", "int", "int32", "int64", "float64", "uint32", "uint64"}
 FIELD = re.compile(r'^\s+(\w+)\s+(\S+)\s+`[^`]*json:"([^"]*)"')
+EMBEDDED = re.compile(r'^\s+\*?([\w.]+)\s+`[^`]*json:"([^"]*)"')
 NAMED = re.compile(r'^type (\w+) (bool|string|int|int32|int64|float64)\s*$')
 
 
@@ -51,6 +52,9 @@ def main():
     keeps, covered = set(), set()
     # struct message -> [(json name, field type message or scalar marker)]
     struct_fields = {}
+    # struct message -> [(json name, element message, how)] in declaration
+    # order; how: "" a field, "map" a map's values, "inline" an embedded struct
+    order = {}
     # kind message -> its Status struct message (`Status XStatus json:"status..."`)
     status_of = {}
     for prefix, text in sources:
@@ -78,10 +82,28 @@ def main():
                 continue
             if struct is None:
                 continue
+            e = EMBEDDED.match(line)
+            if e:
+                # An embedded struct: inline, or a field named by its tag
+                # (`metav1.ObjectMeta `json:"metadata,omitempty"``).
+                pkg, _, base_name = e.group(1).rpartition(".")
+                target = (imports.get(pkg, "?") if pkg else prefix) + "." + base_name
+                tag_name = e.group(2).split(",")[0]
+                if tag_name == "-":
+                    continue
+                order.setdefault(struct, []).append((tag_name, target, "" if tag_name else "inline"))
+                continue
             f = FIELD.match(line)
             if not f:
                 continue
             go_name, ty, tag_text = f.groups()
+            json_name = tag_text.split(",")[0]
+            if json_name and json_name != "-":
+                how = "map" if ty.lstrip("*").startswith("map[") else ""
+                elem = re.sub(r"^(\*|\[\]|map\[[^\]]*\])+", "", ty)
+                epkg, _, ebase = elem.rpartition(".")
+                etarget = (imports.get(epkg, "?") if epkg else prefix) + "." + ebase
+                order.setdefault(struct, []).append((json_name, etarget, how))
             parts = tag_text.split(",")
             name, omitempty = parts[0], "omitempty" in parts[1:]
             if not name or name == "-":
@@ -145,6 +167,24 @@ def main():
         "pub static ZERO_STATUS: &[(&str, &str)] = &[",
     ]
     out += ["    (\"%s\", r#\"%s\"#)," % (k, z) for k, z in zero_status]
+    out += [
+        "];",
+        "",
+        "/// Each struct's JSON fields in Go's declaration order (the order Go",
+        "/// writes them): (json name, the struct its values are, or \"\" for",
+        "/// scalars and unknown types; how: 0 a field, 1 a map's values, 2 an",
+        "/// embedded struct whose fields come here). Sorted by struct.",
+        "pub static GO_ORDER: &[(&str, &[(&str, &str, u8)])] = &[",
+    ]
+    for st in sorted(order):
+        fields = []
+        for name, target, how in order[st]:
+            known = target if target in covered else ""
+            code = {"": 0, "map": 1, "inline": 2}[how]
+            if code == 2 and not known:
+                continue
+            fields.append('("%s", "%s", %d)' % (name, known, code))
+        out.append('    ("%s", &[%s]),' % (st, ", ".join(fields)))
     out += ["];", ""]
     sys.stdout.write("\n".join(out))
 

@@ -507,3 +507,40 @@ fn pretty_printing_follows_the_query_and_the_user_agent() {
         assert!(body.lines().all(|l| l.starts_with("{\"type\":")), "{body}");
     });
 }
+
+/// Keys in the order upstream writes them (Go's struct field order), as a
+/// client that compares bytes or error offsets sees them: every key of a
+/// Deployment made by `kubectl create` comes in upstream's sequence.
+#[test]
+fn objects_keep_upstreams_key_order() {
+    let k = Kapi::start(&[]);
+    let (ok, _, err) =
+        common::run(
+            k.kubectl()
+                .args(["create", "deployment", "web", "--image=nginx:1.27"]),
+        );
+    assert!(ok, "{err}");
+    let c = k.admin_client();
+    let body = runtime().block_on(async {
+        c.get(format!(
+            "{}/apis/apps/v1/namespaces/default/deployments/web?pretty=true",
+            k.url
+        ))
+        .send()
+        .await
+        .expect("get")
+        .text()
+        .await
+        .expect("body")
+    });
+    let keys = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter_map(|l| l.trim_start().strip_prefix('"'))
+            .filter_map(|l| l.split_once("\": ").map(|(k, _)| k.to_string()))
+            // v1.28's reference still has the template's null creationTimestamp.
+            .filter(|k| k != "creationTimestamp" && k != "time")
+            .collect()
+    };
+    let want = keys(include_str!("upstream/deployment-kubectl-create.json"));
+    assert_eq!(keys(&body), want, "{body}");
+}

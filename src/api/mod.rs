@@ -2,6 +2,7 @@
 //! built-in API grows, the catalog of resources, selectors and Tables.
 
 pub mod catalog;
+pub mod go_json;
 pub mod protobuf;
 pub mod selector;
 pub mod status;

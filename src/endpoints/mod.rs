@@ -420,19 +420,19 @@ fn list_body(
     cont: Option<&str>,
     remaining: Option<i64>,
 ) -> Bytes {
-    let mut meta = serde_json::Map::new();
-    meta.insert("resourceVersion".into(), json!(rv.to_string()));
+    // ListMeta in Go's order: resourceVersion, continue, remainingItemCount.
+    let mut meta = format!("{{\"resourceVersion\":{}", json!(rv.to_string()));
     if let Some(c) = cont {
-        meta.insert("continue".into(), json!(c));
+        meta.push_str(&format!(",\"continue\":{}", json!(c)));
     }
     if let Some(n) = remaining {
-        meta.insert("remainingItemCount".into(), json!(n));
+        meta.push_str(&format!(",\"remainingItemCount\":{n}"));
     }
+    meta.push('}');
     let head = format!(
-        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{},\"items\":[",
+        "{{\"kind\":{},\"apiVersion\":{},\"metadata\":{meta},\"items\":[",
         json!(r.list_kind),
         json!(r.api_version()),
-        Value::Object(meta)
     );
     let size = head.len() + items.iter().map(|i| i.len() + 1).sum::<usize>() + 2;
     let mut out = Vec::with_capacity(size);

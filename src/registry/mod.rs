@@ -729,7 +729,8 @@ impl Registry {
                 }
             }
         }
-        Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+        // In Go's field order, as upstream stores and serves built-ins.
+        Bytes::from(crate::api::go_json::to_vec(&v))
     }
 
     pub async fn create(
@@ -915,7 +916,7 @@ impl Registry {
                 if self.defaults_on_read {
                     self.strategy.default(&mut v);
                 }
-                Bytes::from(serde_json::to_vec(&v).unwrap_or_default())
+                Bytes::from(crate::api::go_json::to_vec(&v))
             }
             Err(e) => {
                 tracing::warn!(error = %e, "cannot convert a stored object to the served version");

@@ -36,7 +36,7 @@
 #[rustfmt::skip]
 mod schema;
 #[rustfmt::skip]
-mod zero_values;
+pub(crate) mod zero_values;
 
 use std::collections::HashMap;
 use std::sync::LazyLock;

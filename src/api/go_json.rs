@@ -1,0 +1,183 @@
+//! Built-in objects written as upstream writes them: Go's encoding/json
+//! emits a struct's fields in declaration order (`kind`, `apiVersion`,
+//! `metadata`, `spec`, `status`; `name` before `namespace`), map keys
+//! sorted, and `<`, `>`, `&`, U+2028 and U+2029 escaped. The field order
+//! comes from the Go types (src/api/protobuf/zero_values.rs, generated);
+//! keys the Go types do not know (none, for valid objects) follow, sorted.
+//! Custom resources are maps upstream, so sorted keys are already right.
+
+use serde_json::{Map, Value};
+
+use super::protobuf::zero_values::GO_ORDER;
+
+type Fields = &'static [(&'static str, &'static str, u8)];
+
+/// `how` in [`GO_ORDER`]: 0 is a plain field.
+const MAP: u8 = 1;
+const INLINE: u8 = 2;
+
+fn fields_of(message: &str) -> Option<Fields> {
+    GO_ORDER
+        .binary_search_by(|(m, _)| (*m).cmp(message))
+        .ok()
+        .map(|i| GO_ORDER[i].1)
+}
+
+/// The object in Go's order when `api_version`/`kind` is a built-in kind,
+/// else in sorted order (serde_json's), with Go's escaping either way.
+pub fn to_vec(v: &Value) -> Vec<u8> {
+    let message = match (
+        v.get("apiVersion").and_then(Value::as_str),
+        v.get("kind").and_then(Value::as_str),
+    ) {
+        (Some(av), Some(kind)) => super::protobuf::message_for_kind(av, kind),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(256);
+    write_value(&mut out, v, message.and_then(fields_of), false);
+    out
+}
+
+fn write_value(out: &mut Vec<u8>, v: &Value, fields: Option<Fields>, is_map: bool) {
+    match v {
+        Value::Object(m) if is_map => {
+            out.push(b'{');
+            for (i, (k, val)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_string(out, k);
+                out.push(b':');
+                write_value(out, val, fields, false);
+            }
+            out.push(b'}');
+        }
+        Value::Object(m) => match fields {
+            Some(f) => {
+                out.push(b'{');
+                let mut written: Vec<&str> = Vec::with_capacity(m.len());
+                write_struct(out, m, f, &mut written);
+                for (k, val) in m {
+                    if !written.contains(&k.as_str()) {
+                        if !written.is_empty() {
+                            out.push(b',');
+                        }
+                        written.push(k);
+                        write_string(out, k);
+                        out.push(b':');
+                        write_value(out, val, None, false);
+                    }
+                }
+                out.push(b'}');
+            }
+            None => write_value(out, v, None, true),
+        },
+        Value::Array(a) => {
+            out.push(b'[');
+            for (i, item) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item, fields, false);
+            }
+            out.push(b']');
+        }
+        Value::String(s) => write_string(out, s),
+        other => {
+            let _ = serde_json::to_writer(&mut *out, other);
+        }
+    }
+}
+
+fn write_struct<'a>(
+    out: &mut Vec<u8>,
+    m: &'a Map<String, Value>,
+    fields: Fields,
+    written: &mut Vec<&'a str>,
+) {
+    for &(name, target, how) in fields {
+        if how == INLINE {
+            if let Some(inner) = fields_of(target) {
+                write_struct(out, m, inner, written);
+            }
+            continue;
+        }
+        let Some((key, val)) = m.get_key_value(name) else {
+            continue;
+        };
+        if written.contains(&key.as_str()) {
+            continue;
+        }
+        if !written.is_empty() {
+            out.push(b',');
+        }
+        written.push(key);
+        write_string(out, key);
+        out.push(b':');
+        let target = if target.is_empty() {
+            None
+        } else {
+            fields_of(target)
+        };
+        write_value(out, val, target, how == MAP);
+    }
+}
+
+/// A JSON string as Go writes it: serde_json's escaping plus Go's HTML-safe
+/// escapes (`<`, `>`, `&`) and the JavaScript line separators.
+fn write_string(out: &mut Vec<u8>, s: &str) {
+    let start = out.len();
+    let _ = serde_json::to_writer(&mut *out, s);
+    let needs = out[start..]
+        .iter()
+        .any(|b| matches!(b, b'<' | b'>' | b'&' | 0xE2));
+    if !needs {
+        return;
+    }
+    let written = out.split_off(start);
+    let text = String::from_utf8_lossy(&written);
+    for c in text.chars() {
+        match c {
+            '<' => out.extend_from_slice(b"\\u003c"),
+            '>' => out.extend_from_slice(b"\\u003e"),
+            '&' => out.extend_from_slice(b"\\u0026"),
+            '\u{2028}' => out.extend_from_slice(b"\\u2028"),
+            '\u{2029}' => out.extend_from_slice(b"\\u2029"),
+            c => {
+                let mut buf = [0u8; 4];
+                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_deployment_comes_out_in_go_order() {
+        let v = json!({
+            "apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"uid": "u", "name": "web", "namespace": "ns", "labels": {"b": "1", "a": "2"}},
+            "status": {},
+            "spec": {"template": {"spec": {"containers": [{"image": "i", "name": "c"}]}}, "replicas": 1}
+        });
+        let got = String::from_utf8(to_vec(&v)).unwrap();
+        assert_eq!(
+            got,
+            r#"{"kind":"Deployment","apiVersion":"apps/v1","metadata":{"name":"web","namespace":"ns","uid":"u","labels":{"a":"2","b":"1"}},"spec":{"replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}},"status":{}}"#
+        );
+        assert_eq!(serde_json::from_str::<Value>(&got).unwrap(), v);
+    }
+
+    #[test]
+    fn unknown_kinds_are_sorted_and_strings_escaped_as_go() {
+        let v = json!({"kind": "Widget", "apiVersion": "example.com/v1", "spec": {"q": "a<b>&c\u{2028}"}});
+        assert_eq!(
+            String::from_utf8(to_vec(&v)).unwrap(),
+            r#"{"apiVersion":"example.com/v1","kind":"Widget","spec":{"q":"a\u003cb\u003e\u0026c\u2028"}}"#
+        );
+    }
+}
