@@ -87,7 +87,9 @@ fn init_logging(verbosity: u8) {
         0 | 1 => "info",
         2 | 3 => "info,kapi=debug",
         // The HTTP and TLS libraries' frame-by-frame logs are not kapi's story.
-        _ => "debug,kapi=trace,rustls=info,h2=info,hyper=info,hyper_util=info,tower=info,tonic=info",
+        _ => {
+            "debug,kapi=trace,rustls=info,h2=info,hyper=info,hyper_util=info,tower=info,tonic=info"
+        }
     };
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     tracing_subscriber::fmt()
@@ -129,11 +131,19 @@ fn main() -> ExitCode {
             // them on the lines below.
             let rest: Vec<&str> = lines.collect();
             if first.ends_with(':') {
-                let named: Vec<&str> = rest.iter().map(|l| l.trim()).take_while(|l| !l.is_empty()).collect();
+                let named: Vec<&str> = rest
+                    .iter()
+                    .map(|l| l.trim())
+                    .take_while(|l| !l.is_empty())
+                    .collect();
                 first = format!("{first} {}", named.join(", "));
             }
             // Still one line, with clap's "did you mean" when it has one.
-            let tips: Vec<&str> = rest.iter().map(|l| l.trim()).filter(|l| l.starts_with("tip:")).collect();
+            let tips: Vec<&str> = rest
+                .iter()
+                .map(|l| l.trim())
+                .filter(|l| l.starts_with("tip:"))
+                .collect();
             if tips.is_empty() {
                 eprintln!("kapi: {first}");
             } else {

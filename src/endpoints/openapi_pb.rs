@@ -485,7 +485,7 @@ mod tests {
         want.extend_from_slice(b"2.0");
         want.extend_from_slice(&[0x12, 21, 0x0a, 10]);
         want.extend_from_slice(b"Kubernetes");
-        want.extend_from_slice(&[0x12, 8]);
+        want.extend_from_slice(&[0x12, 7]);
         want.extend_from_slice(b"v1.34.0");
         assert_eq!(d, want);
     }
