@@ -653,6 +653,7 @@ pub async fn run(index: SharedIndex, informers: Informers, stop: CancellationTok
     }
     let registries = informers.registries().clone();
     let mut aggregated_at: Option<i64> = None;
+    let mut failures = 0u32;
     loop {
         let snaps: Vec<(i64, Vec<Arc<Value>>)> = followed.iter().map(|i| i.snapshot()).collect();
         let mut idx = Index::build(&snaps[0].1, &snaps[1].1, &snaps[2].1, &snaps[3].1);
@@ -662,9 +663,19 @@ pub async fn run(index: SharedIndex, informers: Informers, stop: CancellationTok
         if aggregated_at != Some(snaps[0].0) {
             let cluster_roles: Vec<Value> = snaps[0].1.iter().map(|v| (**v).clone()).collect();
             match aggregate(&registries, &cluster_roles).await {
-                Ok(()) => aggregated_at = Some(snaps[0].0),
+                Ok(()) => {
+                    aggregated_at = Some(snaps[0].0);
+                    failures = 0;
+                }
                 Err(e) => {
-                    tracing::warn!(error = %e, "ClusterRole aggregation failed; retrying");
+                    // A conflict with the bootstrap hook writing the same
+                    // role at start is expected and settles on the retry.
+                    failures += 1;
+                    if failures >= 3 {
+                        tracing::warn!(error = %e, "ClusterRole aggregation keeps failing; retrying");
+                    } else {
+                        tracing::debug!(error = %e, "ClusterRole aggregation failed; retrying");
+                    }
                     failed = true;
                 }
             }

@@ -64,6 +64,128 @@ pub fn build(router: Router, state: Arc<ChainState>) -> Router {
         .layer(axum::middleware::from_fn(request_info))
         .layer(axum::middleware::from_fn(panic_recovery))
         .layer(axum::middleware::from_fn(pretty))
+        .layer(axum::middleware::from_fn(hold_request_body))
+}
+
+/// How much of a body a handler left unread is read before its answer.
+const DRAIN_LIMIT: usize = 1 << 20;
+const DRAIN_WAIT: Duration = Duration::from_secs(1);
+
+/// A handler that answers without reading the request body (an error, a
+/// 404) leaves the client still sending; over HTTP/2 the stream is then
+/// reset (RST_STREAM) right after the answer, and a client whose upload
+/// is not finished (curl) reports a framing error instead of the answer.
+/// So the rest of a body left unread (up to 1 MiB, for at most a second)
+/// is read before the answer goes, as Go's server drains HTTP/1 bodies.
+async fn hold_request_body(req: Request, next: Next) -> Response {
+    if axum::body::HttpBody::is_end_stream(req.body()) {
+        return next.run(req).await;
+    }
+    let (parts, body) = req.into_parts();
+    let held: HeldBody = Arc::default();
+    let guarded = axum::body::Body::new(GuardedBody {
+        inner: Some(body),
+        held: held.clone(),
+    });
+    let resp = next.run(Request::from_parts(parts, guarded)).await;
+    let parked = held.lock().take();
+    if let Some(mut body) = parked {
+        use http_body_util::BodyExt;
+        let _ = tokio::time::timeout(DRAIN_WAIT, async {
+            let mut read = 0usize;
+            while let Some(Ok(frame)) = body.frame().await {
+                read += frame.data_ref().map_or(0, bytes::Bytes::len);
+                if read > DRAIN_LIMIT {
+                    break;
+                }
+            }
+        })
+        .await;
+        if !axum::body::HttpBody::is_end_stream(&body) {
+            // Too much or too slow: keep it until the answer is sent.
+            *held.lock() = Some(body);
+        }
+    }
+    let (parts, body) = resp.into_parts();
+    Response::from_parts(
+        parts,
+        axum::body::Body::new(KeepAlongside {
+            inner: body,
+            _held: held,
+        }),
+    )
+}
+
+type HeldBody = Arc<parking_lot::Mutex<Option<axum::body::Body>>>;
+
+/// The request body as handlers see it; dropped unread, it parks itself.
+struct GuardedBody {
+    inner: Option<axum::body::Body>,
+    held: HeldBody,
+}
+
+impl Drop for GuardedBody {
+    fn drop(&mut self) {
+        if let Some(b) = self.inner.take() {
+            if !axum::body::HttpBody::is_end_stream(&b) {
+                *self.held.lock() = Some(b);
+            }
+        }
+    }
+}
+
+impl axum::body::HttpBody for GuardedBody {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        match self.inner.as_mut() {
+            Some(b) => std::pin::Pin::new(b).poll_frame(cx),
+            None => std::task::Poll::Ready(None),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner
+            .as_ref()
+            .is_none_or(axum::body::HttpBody::is_end_stream)
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner
+            .as_ref()
+            .map(axum::body::HttpBody::size_hint)
+            .unwrap_or_else(|| http_body::SizeHint::with_exact(0))
+    }
+}
+
+/// The response body, holding a parked request body until it is sent.
+struct KeepAlongside {
+    inner: axum::body::Body,
+    _held: HeldBody,
+}
+
+impl axum::body::HttpBody for KeepAlongside {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// upstream's isPrettyPrint: `?pretty=` when it has a value (Go's
