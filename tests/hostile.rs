@@ -1570,7 +1570,7 @@ fn http2_errors_reach_the_client_when_the_body_is_unread() {
             "PATCH",
             "/apis/certificates.k8s.io/v1/certificatesigningrequests/nope/approval",
             "{}".to_string(),
-            405,
+            404,
         ),
         (
             "PUT",

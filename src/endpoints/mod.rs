@@ -2,6 +2,7 @@
 //! the registry and back, with upstream's content negotiation, list and
 //! watch framing, Tables and error bodies.
 
+pub mod componentstatus;
 pub mod discovery;
 pub mod negotiation;
 pub mod openapi;
@@ -719,6 +720,14 @@ impl ResourceHandler {
             }
             valid_path_segment_name(&decoded)?;
         }
+        if r.kind == "ComponentStatus" && r.group.is_empty() {
+            // upstream's deprecation warning for the whole API.
+            let warning = ["v1 ComponentStatus is deprecated in v1.19+".to_string()];
+            let resp = self
+                .component_statuses(&registry, &info.verb, name, output)
+                .await?;
+            return Ok(with_warnings(resp, &warning));
+        }
         match info.verb.as_str() {
             "get" => {
                 let obj = registry
@@ -1218,6 +1227,50 @@ impl ResourceHandler {
         Ok(resp)
     }
 
+    /// componentstatuses: probed on each request, never stored.
+    async fn component_statuses(
+        &self,
+        registry: &Registry,
+        verb: &str,
+        name: &str,
+        output: Output,
+    ) -> Result<Response, ApiError> {
+        let store = self.registries.store();
+        let to_bytes = |v: &Value| Bytes::from(crate::api::go_json::to_vec(v));
+        match verb {
+            "get" => {
+                let v = componentstatus::get(store, name)
+                    .await
+                    .ok_or_else(|| ApiError::not_found("", "componentstatus", name))?;
+                Ok(self.object_response(registry, StatusCode::OK, to_bytes(&v), output))
+            }
+            "list" => {
+                let items: Vec<Bytes> = componentstatus::list(store)
+                    .await
+                    .iter()
+                    .map(to_bytes)
+                    .collect();
+                if matches!(output, Output::Json) {
+                    let mut body = b"{\"kind\":\"ComponentStatusList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[".to_vec();
+                    for (i, item) in items.iter().enumerate() {
+                        if i > 0 {
+                            body.push(b',');
+                        }
+                        body.extend_from_slice(item);
+                    }
+                    body.extend_from_slice(b"]}");
+                    return Ok(json_response(StatusCode::OK, Bytes::from(body)));
+                }
+                let list = crate::registry::ListOut {
+                    items,
+                    ..Default::default()
+                };
+                Ok(self.list_response(registry, list, output))
+            }
+            _ => Err(ApiError::method_not_allowed()),
+        }
+    }
+
     async fn subresource(
         &self,
         registry: &Registry,
@@ -1237,7 +1290,10 @@ impl ResourceHandler {
         }
         let (ns, name) = (info.namespace.as_str(), info.name.as_str());
         match sub {
-            "status" => match info.verb.as_str() {
+            // Each takes one part of the object (upstream's status,
+            // ephemeral-containers and CSR-approval strategies); a GET is the
+            // whole object.
+            "status" | "ephemeralcontainers" | "approval" => match info.verb.as_str() {
                 "get" => Ok(self.object_response(
                     registry,
                     StatusCode::OK,
@@ -1252,9 +1308,7 @@ impl ResourceHandler {
                     Ok(self.written(
                         registry,
                         StatusCode::OK,
-                        registry
-                            .update(ns, name, body, Some("status"), &opts)
-                            .await?,
+                        registry.update(ns, name, body, Some(sub), &opts).await?,
                         output,
                     ))
                 }
@@ -1264,7 +1318,7 @@ impl ResourceHandler {
                         registry,
                         StatusCode::OK,
                         registry
-                            .patch(ns, name, pt, &body, Some("status"), &opts)
+                            .patch(ns, name, pt, &body, Some(sub), &opts)
                             .await?,
                         output,
                     ))

@@ -560,6 +560,111 @@ fn default_container(c: &mut Map<String, Value>) {
     }
 }
 
+/// pods/ephemeralcontainers (upstream's podEphemeralContainersStrategy):
+/// the old pod with the new one's `spec.ephemeralContainers`, defaulted as
+/// containers are; nothing else of the update is taken.
+pub fn ephemeral_containers_update(new: &Value, old: &Value) -> Value {
+    let mut merged = old.clone();
+    let mut list = new["spec"]["ephemeralContainers"].clone();
+    for c in list.as_array_mut().into_iter().flatten() {
+        if let Some(c) = c.as_object_mut() {
+            default_container(c);
+        }
+    }
+    if let Some(spec) = merged.get_mut("spec").and_then(Value::as_object_mut) {
+        if list.is_null() {
+            spec.remove("ephemeralContainers");
+        } else {
+            spec.insert("ephemeralContainers".into(), list);
+        }
+    }
+    merged
+}
+
+/// upstream's ValidatePodEphemeralContainersUpdate: ephemeral containers
+/// are only ever added; each new one is a valid container with a unique
+/// name, an image, none of the fields an ephemeral container may not have,
+/// and a target that exists.
+pub fn validate_ephemeral_containers_update(new: &Value, old: &Value) -> Vec<FieldError> {
+    let path = "spec.ephemeralContainers";
+    let mut errs = Vec::new();
+    let list = |v: &Value, key: &str| -> Vec<Value> {
+        v["spec"][key].as_array().cloned().unwrap_or_default()
+    };
+    let (new_list, old_list) = (
+        list(new, "ephemeralContainers"),
+        list(old, "ephemeralContainers"),
+    );
+    for o in &old_list {
+        let name = o["name"].as_str().unwrap_or("");
+        match new_list.iter().find(|n| n["name"] == o["name"]) {
+            None => errs.push(FieldError::forbidden(
+                path,
+                format!("existing ephemeral containers {name:?} may not be removed\n"),
+            )),
+            Some(n) if n != o => errs.push(FieldError::forbidden(
+                path,
+                format!("existing ephemeral containers {name:?} may not be changed\n"),
+            )),
+            Some(_) => {}
+        }
+    }
+    let regular: Vec<String> = ["containers", "initContainers"]
+        .iter()
+        .flat_map(|k| list(new, k))
+        .filter_map(|c| c["name"].as_str().map(String::from))
+        .collect();
+    let mut names: Vec<String> = regular.clone();
+    for (i, c) in new_list.iter().enumerate() {
+        let at = format!("{path}[{i}]");
+        let name = c["name"].as_str().unwrap_or("");
+        if name.is_empty() {
+            errs.push(FieldError::required(format!("{at}.name"), ""));
+        } else {
+            for msg in validation::dns1123_label(name) {
+                errs.push(FieldError::invalid(format!("{at}.name"), json!(name), msg));
+            }
+            if names.iter().any(|n| n == name) {
+                errs.push(FieldError::duplicate(format!("{at}.name"), json!(name)));
+            }
+            names.push(name.to_string());
+        }
+        if c["image"].as_str().unwrap_or("").is_empty() {
+            errs.push(FieldError::required(format!("{at}.image"), ""));
+        }
+        for field in [
+            "ports",
+            "livenessProbe",
+            "readinessProbe",
+            "startupProbe",
+            "lifecycle",
+            "restartPolicy",
+        ] {
+            if !c[field].is_null() {
+                errs.push(FieldError::forbidden(
+                    format!("{at}.{field}"),
+                    "cannot be set for an Ephemeral Container",
+                ));
+            }
+        }
+        if c["resources"].as_object().is_some_and(|r| !r.is_empty()) {
+            errs.push(FieldError::forbidden(
+                format!("{at}.resources"),
+                "cannot be set for an Ephemeral Container",
+            ));
+        }
+        if let Some(target) = c["targetContainerName"].as_str() {
+            if !target.is_empty() && !regular.iter().any(|n| n == target) {
+                errs.push(FieldError::not_found(
+                    format!("{at}.targetContainerName"),
+                    json!(target),
+                ));
+            }
+        }
+    }
+    errs
+}
+
 /// upstream's SetDefaults_PodSpec and container defaults; shared by pod templates.
 pub fn default_pod_spec(spec: &mut Map<String, Value>) {
     set_default(spec, "restartPolicy", json!("Always"));
@@ -3267,5 +3372,59 @@ mod kinds_tests {
             PodTemplateStrategy.validate(&bad)[0].field,
             "template.spec.containers"
         );
+    }
+}
+
+/// componentstatuses: computed on request, never written; only the table
+/// upstream prints (printComponentStatus) is its own.
+pub struct ComponentStatusStrategy;
+
+fn healthy_condition(o: &Value) -> &Value {
+    o["conditions"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["type"] == "Healthy"))
+        .unwrap_or(&Value::Null)
+}
+
+static COMPONENT_STATUS_COLUMNS: std::sync::LazyLock<Vec<Column>> =
+    std::sync::LazyLock::new(|| {
+        vec![
+            name_column(),
+            Column {
+                name: "Status",
+                kind: "string",
+                format: "",
+                description: "Status of the component conditions",
+                priority: 0,
+                cell: |o| {
+                    json!(match healthy_condition(o)["status"].as_str() {
+                        Some("True") => "Healthy",
+                        Some("False") => "Unhealthy",
+                        _ => "Unknown",
+                    })
+                },
+            },
+            Column {
+                name: "Message",
+                kind: "string",
+                format: "",
+                description: "Message of the component conditions",
+                priority: 0,
+                cell: |o| json!(healthy_condition(o)["message"].as_str().unwrap_or("")),
+            },
+            Column {
+                name: "Error",
+                kind: "string",
+                format: "",
+                description: "Error of the component conditions",
+                priority: 0,
+                cell: |o| json!(healthy_condition(o)["error"].as_str().unwrap_or("")),
+            },
+        ]
+    });
+
+impl Strategy for ComponentStatusStrategy {
+    fn columns(&self) -> Option<&'static [Column]> {
+        Some(&COMPONENT_STATUS_COLUMNS)
     }
 }

@@ -7,6 +7,7 @@ pub mod apiregistration;
 pub mod apps;
 pub mod autoscaling;
 pub mod batch;
+pub mod certificates;
 pub mod conversion;
 pub mod coordination;
 pub mod core;
@@ -694,6 +695,17 @@ impl Registry {
         }
     }
 
+    /// Object-meta checks plus a subresource's own errors.
+    fn errors_to_invalid(&self, new: &Value, more: Vec<FieldError>) -> Result<(), ApiError> {
+        let mut errs = meta::validate(new, self.resource.namespaced, self.strategy.name_rule());
+        errs.extend(more);
+        if errs.is_empty() {
+            Ok(())
+        } else {
+            Err(self.invalid(meta::name(new), errs))
+        }
+    }
+
     fn validate_update(&self, new: &Value, old: &Value) -> Result<(), ApiError> {
         let mut errs = meta::validate(new, self.resource.namespaced, self.strategy.name_rule());
         errs.extend(meta::validate_update(new, old));
@@ -1165,6 +1177,10 @@ impl Registry {
                     );
                 }
                 new = merged;
+            } else if subresource == Some("ephemeralcontainers") {
+                new = core::ephemeral_containers_update(&new, &old);
+            } else if subresource == Some("approval") {
+                new = certificates::approval_update(&new, &old);
             } else if subresource == Some("finalize") {
                 // namespaces/finalize changes spec.finalizers only.
                 let mut merged = old.clone();
@@ -1206,7 +1222,12 @@ impl Registry {
             };
             warnings.extend(self.registries.admit(&mut attrs).await?);
             let mut new = attrs.object.take().unwrap_or(Value::Null);
-            if !status_only && subresource != Some("finalize") {
+            // Subresources that take one part of the object keep the rest as is.
+            let whole = !matches!(
+                subresource,
+                Some("status" | "finalize" | "ephemeralcontainers" | "approval")
+            );
+            if whole {
                 self.strategy.prepare_for_update(&mut new, &old);
             }
             let bump = self.strategy.generation_changed(&new, &old);
@@ -1216,7 +1237,16 @@ impl Registry {
             }
             fieldmanager::ignore_timestamp_only_changes(&mut new, &old);
             let began = trace::start();
-            let valid = self.validate_update(&new, &old);
+            let valid = match subresource {
+                Some("ephemeralcontainers") => self.errors_to_invalid(
+                    &new,
+                    core::validate_ephemeral_containers_update(&new, &old),
+                ),
+                Some("approval") => {
+                    self.errors_to_invalid(&new, certificates::validate_approval(&new, &old))
+                }
+                _ => self.validate_update(&new, &old),
+            };
             trace::result(began, "validation", &valid, || json!({}));
             valid?;
             attrs.object = Some(new);

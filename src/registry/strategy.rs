@@ -98,6 +98,7 @@ pub fn for_kind(group: &str, kind: &str) -> &'static dyn Strategy {
         ("", "LimitRange") => &super::core::LimitRangeStrategy,
         ("", "ResourceQuota") => &super::core::ResourceQuotaStrategy,
         ("", "Endpoints") => &super::core::EndpointsStrategy,
+        ("", "ComponentStatus") => &super::core::ComponentStatusStrategy,
         ("", "ReplicationController") => &super::core::ReplicationControllerStrategy,
         ("", "PodTemplate") => &super::core::PodTemplateStrategy,
         ("batch", "Job") => &super::batch::JobStrategy,

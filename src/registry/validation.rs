@@ -16,6 +16,8 @@ pub enum ErrorType {
     TooMany,
     /// upstream's `field.TypeInvalid` (FieldValueTypeInvalid), printed like Invalid.
     TypeInvalid,
+    /// upstream's `field.NotFound` (FieldValueNotFound).
+    NotFound,
 }
 
 /// One field's problem.
@@ -88,6 +90,16 @@ impl FieldError {
         }
     }
 
+    /// upstream's `field.NotFound`: the value names something that does not exist.
+    pub fn not_found(field: impl Into<String>, value: Value) -> Self {
+        FieldError {
+            kind: ErrorType::NotFound,
+            field: field.into(),
+            value: Some(value),
+            detail: String::new(),
+        }
+    }
+
     pub fn duplicate(field: impl Into<String>, value: Value) -> Self {
         FieldError {
             kind: ErrorType::Duplicate,
@@ -140,6 +152,7 @@ impl FieldError {
             ErrorType::Duplicate => "Duplicate value",
             ErrorType::TooMany => "Too many",
             ErrorType::TypeInvalid => "Invalid value",
+            ErrorType::NotFound => "Not found",
         };
         let mut m = head.to_string();
         if let Some(v) = &self.value {
@@ -163,6 +176,7 @@ impl FieldError {
             ErrorType::Duplicate => "FieldValueDuplicate",
             ErrorType::TooMany => "FieldValueTooMany",
             ErrorType::TypeInvalid => "FieldValueTypeInvalid",
+            ErrorType::NotFound => "FieldValueNotFound",
         };
         StatusCause {
             reason: Some(reason.into()),
