@@ -264,10 +264,10 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     });
     let (tracked, tracked_metrics, tracker_stop) =
         (cachers.clone(), metrics.clone(), background.child_token());
-    let (crd_registries, crd_stop) = (registries.clone(), background.child_token());
+    let (crd_informers, crd_stop) = (informers.clone(), background.child_token());
     hooks.add("start-apiextensions-controllers", move || async move {
         tokio::spawn(crate::apiextensions::controller::run(
-            crd_registries,
+            crd_informers,
             crd_stop,
         ));
         Ok(())

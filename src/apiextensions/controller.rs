@@ -15,17 +15,44 @@ use super::crd::{storage_version, CLEANUP_FINALIZER};
 use crate::api::catalog::{
     Catalog, CustomInfo, Owner, PrinterColumn, Resource, ScaleInfo, Subresource,
 };
+use crate::informers::Informers;
 use crate::registry::{meta, DeleteOptions, ListParams, Registries, WriteOptions};
 
-const RESYNC: Duration = Duration::from_millis(200);
+/// A pass that failed is tried again after this long.
+const RETRY: Duration = Duration::from_secs(1);
+/// While a CRD is being deleted, its custom resources are looked at again
+/// after this long (upstream's finalizer controller requeues too).
+const FINALIZING_REQUEUE: Duration = Duration::from_secs(1);
 
-pub async fn run(registries: Registries, stop: CancellationToken) {
+/// Runs a pass whenever a CRD changes (an informer event; a burst of them
+/// is one pass), and again while CRDs are being deleted or a pass failed.
+pub async fn run(informers: Informers, stop: CancellationToken) {
+    let Some(crds) = informers.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
+    else {
+        return;
+    };
+    let changed = Arc::new(tokio::sync::Notify::new());
+    let c = changed.clone();
+    let _handler = crds.add_handler(Arc::new(move |_| c.notify_one()));
+    if !crds.wait_synced(&stop).await {
+        return;
+    }
+    let registries = informers.registries().clone();
     loop {
-        if let Err(e) = sync(&registries).await {
-            tracing::debug!(error = %e, "CRD controller pass failed");
-        }
+        let again = match sync(&registries).await {
+            Ok(()) => crds
+                .list()
+                .iter()
+                .any(|crd| meta::is_deleting(crd))
+                .then_some(FINALIZING_REQUEUE),
+            Err(e) => {
+                tracing::debug!(error = %e, "CRD controller pass failed");
+                Some(RETRY)
+            }
+        };
         tokio::select! {
-            _ = tokio::time::sleep(RESYNC) => {}
+            _ = changed.notified() => {}
+            _ = tokio::time::sleep(again.unwrap_or(RETRY)), if again.is_some() => {}
             _ = stop.cancelled() => return,
         }
     }
@@ -76,7 +103,7 @@ async fn sync(registries: &Registries) -> Result<(), String> {
         .list(
             "",
             &ListParams {
-                resource_version: Some("0".into()),
+                resource_version: Some(reg.fresh_rv()),
                 ..Default::default()
             },
         )

@@ -32,7 +32,11 @@ use crate::storage::store::Preconditions;
 const FOREGROUND: &str = "foregroundDeletion";
 /// `metav1.FinalizerOrphanDependents`.
 const ORPHAN: &str = "orphan";
-const RESYNC: Duration = Duration::from_millis(300);
+/// A pass runs when this server acknowledges a write; this resync is
+/// for writes by other servers sharing etcd, which only storage sees.
+const RESYNC: Duration = Duration::from_secs(5);
+/// The least time from one pass's start to the next's.
+const MIN_GAP: Duration = Duration::from_millis(300);
 /// After a pass that wrote something: the next step of a cascade is near.
 const AFTER_ACTION: Duration = Duration::from_millis(50);
 /// A pass that failed is retried this long after, even with nothing changed.
@@ -42,18 +46,27 @@ const USER_AGENT: &str =
     "kube-controller-manager/v1.34.0 (linux/amd64) kubernetes/generic-garbage-collector";
 
 pub async fn run(registries: Registries, stop: CancellationToken) {
+    let mut writes = registries.store().subscribe_writes();
     let mut gc = Collector::new(registries);
     loop {
+        let began = tokio::time::Instant::now();
         let delay = match gc.pass().await {
             Ok(true) => AFTER_ACTION,
             Ok(false) => RESYNC,
             Err(e) => {
                 tracing::debug!(error = %e, "garbage collector pass failed");
-                RESYNC
+                RETRY
             }
         };
         tokio::select! {
+            _ = writes.changed() => {}
             _ = tokio::time::sleep(delay) => {}
+            _ = stop.cancelled() => return,
+        }
+        // A pass rebuilds the graph: under a stream of writes, at most one
+        // per MIN_GAP; a write to an idle server is acted on at once.
+        tokio::select! {
+            _ = tokio::time::sleep_until(began + MIN_GAP) => {}
             _ = stop.cancelled() => return,
         }
     }

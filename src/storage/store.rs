@@ -249,6 +249,9 @@ const MAX_UPDATE_ATTEMPTS: usize = 1000;
 pub struct Store {
     backend: Arc<dyn Backend>,
     marks: Arc<WriteMarks>,
+    /// The revision of the last write this server acknowledged, for
+    /// controllers that wake on writes instead of polling.
+    written: Arc<tokio::sync::watch::Sender<i64>>,
 }
 
 /// The revision of the last write this server acknowledged under each
@@ -292,7 +295,15 @@ impl Store {
         Store {
             backend,
             marks: Arc::default(),
+            written: Arc::new(tokio::sync::watch::channel(0).0),
         }
+    }
+
+    /// Changes whenever this server acknowledges a write (to the write's
+    /// revision). Writes by other servers sharing the storage are not
+    /// seen here; who must see those follows the watch cache.
+    pub fn subscribe_writes(&self) -> tokio::sync::watch::Receiver<i64> {
+        self.written.subscribe()
     }
 
     /// The revision of the last acknowledged write under `prefix` (which
@@ -304,6 +315,13 @@ impl Store {
 
     fn applied(&self, key: &str, revision: i64) -> i64 {
         self.marks.record(key, revision);
+        self.written.send_if_modified(|r| {
+            let newer = revision > *r;
+            if newer {
+                *r = revision;
+            }
+            newer
+        });
         revision
     }
 
