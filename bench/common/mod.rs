@@ -268,6 +268,7 @@ impl Target {
         Ok(Conn {
             tx,
             auth: self.auth.clone(),
+            impersonate: None,
         })
     }
 
@@ -341,9 +342,19 @@ impl rustls::client::danger::ServerCertVerifier for NoVerify {
 pub struct Conn {
     tx: SendRequest<Full<Bytes>>,
     auth: Option<HeaderValue>,
+    /// `Impersonate-User` sent with every request.
+    impersonate: Option<HeaderValue>,
 }
 
 impl Conn {
+    /// The same connection, acting as `user` (impersonation).
+    pub fn impersonating(&self, user: &str) -> Conn {
+        Conn {
+            impersonate: HeaderValue::from_str(user).ok(),
+            ..self.clone()
+        }
+    }
+
     fn request(&self, method: Method, uri: Uri, body: Bytes) -> Request<Full<Bytes>> {
         let has_body = !body.is_empty();
         let mut r = Request::new(Full::new(body));
@@ -359,6 +370,9 @@ impl Conn {
         }
         if let Some(a) = &self.auth {
             h.insert(header::AUTHORIZATION, a.clone());
+        }
+        if let Some(u) = &self.impersonate {
+            h.insert("impersonate-user", u.clone());
         }
         r
     }
