@@ -488,6 +488,28 @@ struct Collector {
     /// (catalog generation, store revision) of the last pass.
     synced: Option<(u64, i64)>,
     retry_at: Option<Instant>,
+    /// Per watched resource (index into [`Tables::watched`]): the revision
+    /// of its last write this server acknowledged, and a fingerprint of
+    /// what the collector reads of its objects, as of the last full pass.
+    /// A lease renewed every two seconds then costs a re-list of leases,
+    /// not a rebuild of the graph of every object.
+    seen: HashMap<usize, (i64, u64)>,
+}
+
+/// What the collector reads of one resource's objects, hashed: names,
+/// uids, owner references, finalizers and deletion, not resourceVersions.
+fn fingerprint(metas: &[Arc<Meta>]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut rows: Vec<&Arc<Meta>> = metas.iter().collect();
+    rows.sort_by(|a, b| (&a.namespace, &a.name).cmp(&(&b.namespace, &b.name)));
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    for m in rows {
+        (&m.namespace, &m.name, &m.uid, m.deleting, &m.finalizers).hash(&mut h);
+        for r in &m.refs {
+            (&r.api_version, &r.kind, &r.name, &r.uid, r.block).hash(&mut h);
+        }
+    }
+    h.finish()
 }
 
 impl Collector {
@@ -498,7 +520,77 @@ impl Collector {
             parsed: HashMap::new(),
             synced: None,
             retry_at: None,
+            seen: HashMap::new(),
         }
+    }
+
+    /// The last acknowledged write to each watched resource.
+    fn marks(&self) -> Vec<i64> {
+        self.tables
+            .watched
+            .iter()
+            .map(|r| {
+                self.registries
+                    .get(&r.group, &r.version, &r.plural)
+                    .map_or(0, |reg| reg.last_write())
+            })
+            .collect()
+    }
+
+    /// Whether the writes since the last full pass are all to resources
+    /// whose objects changed nothing the collector reads (a lease renewed).
+    /// `false` when unsure: another server wrote, or something relevant.
+    async fn nothing_relevant_changed(&mut self, rev: i64) -> Result<bool, String> {
+        let marks = self.marks();
+        let changed: Vec<usize> = marks
+            .iter()
+            .enumerate()
+            .filter(|(i, m)| self.seen.get(i).is_none_or(|(seen, _)| *m > seen))
+            .map(|(i, _)| i)
+            .collect();
+        if changed.is_empty() || self.seen.len() != marks.len() {
+            // The revision moved with no write of ours to a watched
+            // resource: another server's, which only a full pass sees.
+            return Ok(false);
+        }
+        let mut updates = Vec::new();
+        for i in changed {
+            let metas = self.list_metas(i, rev).await?;
+            let fp = fingerprint(&metas);
+            if self.seen.get(&i).map(|(_, f)| *f) != Some(fp) {
+                return Ok(false);
+            }
+            updates.push((i, marks[i], fp));
+        }
+        for (i, m, fp) in updates {
+            self.seen.insert(i, (m, fp));
+        }
+        Ok(true)
+    }
+
+    /// One watched resource's objects' metadata, from the watch cache.
+    async fn list_metas(&mut self, i: usize, rev: i64) -> Result<Vec<Arc<Meta>>, String> {
+        let Some(r) = self.tables.watched.get(i).cloned() else {
+            return Ok(Vec::new());
+        };
+        let Some(reg) = self.registries.get(&r.group, &r.version, &r.plural) else {
+            return Ok(Vec::new());
+        };
+        let params = ListParams {
+            resource_version: Some(rev.to_string()),
+            resource_version_match: Some("NotOlderThan".into()),
+            ..Default::default()
+        };
+        let list = reg
+            .list("", &params)
+            .await
+            .map_err(|e| format!("listing {}: {e}", r.plural))?;
+        Ok(list
+            .items
+            .iter()
+            .filter_map(|item| serde_json::from_slice::<Value>(item).ok())
+            .map(|v| Arc::new(Meta::of(&v)))
+            .collect())
     }
 
     /// One pass; `Ok(true)` when something was written.
@@ -515,12 +607,39 @@ impl Collector {
         if self.synced == Some((generation, rev)) && !due {
             return Ok(false);
         }
+        let settled = self.retry_at.is_none()
+            && self.synced.is_some_and(|(g, _)| g == generation)
+            && self.tables.generation == Some(generation);
+        if settled && self.nothing_relevant_changed(rev).await? {
+            self.synced = Some((generation, rev));
+            return Ok(false);
+        }
         self.synced = Some((generation, rev));
         self.retry_at = Some(Instant::now() + RETRY);
         if self.tables.generation != Some(generation) {
             self.tables = Tables::build(generation, &self.registries.catalog.all());
+            self.seen.clear();
         }
+        // Marks read before the lists: a write after them shows next time.
+        let marks = self.marks();
         let graph = self.snapshot(rev).await?;
+        let mut by_res: HashMap<usize, Vec<Arc<Meta>>> = HashMap::new();
+        for n in &graph.nodes {
+            by_res.entry(n.res).or_default().push(n.meta.clone());
+        }
+        self.seen = marks
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                (
+                    i,
+                    (
+                        *m,
+                        fingerprint(by_res.get(&i).map_or(&[][..], Vec::as_slice)),
+                    ),
+                )
+            })
+            .collect();
         let mut acted = false;
         let mut failed = None;
         for action in plan(&self.tables, &graph) {

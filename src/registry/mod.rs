@@ -476,6 +476,12 @@ impl Registry {
         }
     }
 
+    /// The revision of the last write to this resource this server
+    /// acknowledged (0 before the first).
+    pub fn last_write(&self) -> i64 {
+        self.written.load(std::sync::atomic::Ordering::Acquire)
+    }
+
     /// A resourceVersion ("not older than") that makes a read from the
     /// watch cache reflect every write to this resource the server has
     /// acknowledged: what in-process readers (admission plugins) pass to
