@@ -21,6 +21,20 @@ pub const CONTROLLERS: &[&str] = &[
     "resourcequota",
 ];
 
+/// The names newer kube-controller-manager releases use, with the older
+/// name each is an alias of (cmd/kube-controller-manager/names): both are
+/// accepted by `--controllers`.
+const NEW_NAMES: &[(&str, &str)] = &[
+    ("namespace-controller", "namespace"),
+    ("garbage-collector-controller", "garbagecollector"),
+    ("serviceaccount-controller", "serviceaccount"),
+    (
+        "root-ca-certificate-publisher-controller",
+        "root-ca-cert-publisher",
+    ),
+    ("resourcequota-controller", "resourcequota"),
+];
+
 /// `--controllers`: `*` for all, `name` to add, `-name` to remove.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selection(Vec<String>);
@@ -32,16 +46,25 @@ impl Selection {
         } else {
             items.to_vec()
         };
+        let mut canonical = Vec::with_capacity(items.len());
         for i in &items {
-            let name = i.trim_start_matches('-');
+            let (minus, name) = match i.strip_prefix('-') {
+                Some(n) => ("-", n),
+                None => ("", i.as_str()),
+            };
+            let name = NEW_NAMES
+                .iter()
+                .find(|(new, _)| *new == name)
+                .map_or(name, |(_, old)| *old);
             if name != "*" && !CONTROLLERS.contains(&name) {
                 return Err(format!(
                     "{i:?} is not a known controller (known: {})",
                     CONTROLLERS.join(", ")
                 ));
             }
+            canonical.push(format!("{minus}{name}"));
         }
-        Ok(Selection(items))
+        Ok(Selection(canonical))
     }
 
     pub fn enabled(&self, name: &str) -> bool {
@@ -247,5 +270,10 @@ mod tests {
         let only = Selection::parse(&["namespace".into()]).expect("parse");
         assert!(only.enabled("namespace") && !only.enabled("serviceaccount"));
         assert!(Selection::parse(&["nope".into()]).is_err());
+        // Newer releases' names are aliases.
+        let new = Selection::parse(&["*".into(), "-namespace-controller".into()]).expect("parse");
+        assert!(!new.enabled("namespace") && new.enabled("serviceaccount"));
+        let only = Selection::parse(&["garbage-collector-controller".into()]).expect("parse");
+        assert!(only.enabled("garbagecollector") && !only.enabled("namespace"));
     }
 }
