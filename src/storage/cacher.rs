@@ -38,6 +38,9 @@ const LIVE_BUFFER: usize = 1024;
 /// How long a read waits for the cache to reach a resourceVersion.
 const FRESHNESS_WAIT: Duration = Duration::from_secs(3);
 const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
+/// How long a not-older-than read waits for events before it asks storage
+/// for progress, where progress reports are not reliable.
+const EVENTS_FIRST: Duration = Duration::from_millis(100);
 
 /// What selectors look at.
 #[derive(Debug, Clone, Default)]
@@ -258,6 +261,16 @@ impl Cacher {
         let mut rx = self.rev.subscribe();
         if *rx.borrow() >= rv {
             return Ok(());
+        }
+        if !self.consistent_from_cache() {
+            // Where storage's progress reports can run ahead of its events
+            // (etcd#15220), each one risks a relist that resets the event
+            // window (410 for watches resuming from before it): give the
+            // events a moment to arrive before asking.
+            let waited = tokio::time::timeout(EVENTS_FIRST, rx.wait_for(|r| *r >= rv)).await;
+            if matches!(waited, Ok(Ok(_))) {
+                return Ok(());
+            }
         }
         if let Some(p) = self.progress.lock().clone() {
             let _ = p.try_send(());
