@@ -560,7 +560,7 @@ impl Collector {
     /// Whether the writes since the last full pass are all to resources
     /// whose objects changed nothing the collector reads (a lease renewed).
     /// `false` when unsure: another server wrote, or something relevant.
-    async fn nothing_relevant_changed(&mut self, rev: i64) -> Result<bool, String> {
+    async fn nothing_relevant_changed(&mut self) -> Result<bool, String> {
         let marks = self.marks();
         let changed: Vec<usize> = marks
             .iter()
@@ -575,7 +575,7 @@ impl Collector {
         }
         let mut updates = Vec::new();
         for i in changed {
-            let metas = self.list_metas(i, rev).await?;
+            let metas = self.list_metas(i).await?;
             let fp = fingerprint(&metas);
             if self.seen.get(&i).map(|(_, f)| *f) != Some(fp) {
                 return Ok(false);
@@ -589,14 +589,13 @@ impl Collector {
     }
 
     /// One watched resource's objects' metadata, from the watch cache.
-    async fn list_metas(&mut self, i: usize, rev: i64) -> Result<Vec<Arc<Meta>>, String> {
+    async fn list_metas(&mut self, i: usize) -> Result<Vec<Arc<Meta>>, String> {
         let Some(r) = self.tables.watched.get(i).cloned() else {
             return Ok(Vec::new());
         };
         let Some(reg) = self.registries.get(&r.group, &r.version, &r.plural) else {
             return Ok(Vec::new());
         };
-        let _ = rev;
         let params = not_older_than_own_writes(&reg);
         let list = reg
             .list("", &params)
@@ -627,7 +626,7 @@ impl Collector {
         let settled = self.retry_at.is_none()
             && self.synced.is_some_and(|(g, _)| g == generation)
             && self.tables.generation == Some(generation);
-        if settled && self.nothing_relevant_changed(rev).await? {
+        if settled && self.nothing_relevant_changed().await? {
             self.synced = Some((generation, rev));
             return Ok(false);
         }
@@ -639,7 +638,7 @@ impl Collector {
         }
         // Marks read before the lists: a write after them shows next time.
         let marks = self.marks();
-        let graph = self.snapshot(rev).await?;
+        let graph = self.snapshot().await?;
         let mut by_res: HashMap<usize, Vec<Arc<Meta>>> = HashMap::new();
         for n in &graph.nodes {
             by_res.entry(n.res).or_default().push(n.meta.clone());
@@ -679,8 +678,8 @@ impl Collector {
         }
     }
 
-    /// Every watched resource from its watch cache, at least as new as `rev`.
-    async fn snapshot(&mut self, _rev: i64) -> Result<Graph, String> {
+    /// Every watched resource from its watch cache, with this server's writes.
+    async fn snapshot(&mut self) -> Result<Graph, String> {
         let mut nodes = Vec::new();
         let mut parsed = HashMap::with_capacity(self.parsed.len());
         for (i, r) in self.tables.watched.iter().enumerate() {

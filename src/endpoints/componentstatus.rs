@@ -51,14 +51,14 @@ async fn probe_http(url: &str) -> (bool, String) {
                 .unwrap_or("");
             (
                 false,
-                format!("Get {url:?}: dial tcp {addr}: connect: connection refused"),
+                format!("Get \"{url}\": dial tcp {addr}: connect: connection refused"),
             )
         }
         Err(e) if e.is_timeout() => (
             false,
-            format!("Get {url:?}: context deadline exceeded (Client.Timeout exceeded while awaiting headers)"),
+            format!("Get \"{url}\": context deadline exceeded (Client.Timeout exceeded while awaiting headers)"),
         ),
-        Err(e) => (false, format!("Get {url:?}: {e}")),
+        Err(e) => (false, format!("Get \"{url}\": {e}")),
     }
 }
 

@@ -614,21 +614,10 @@ pub fn validate_ephemeral_containers_update(new: &Value, old: &Value) -> Vec<Fie
         .flat_map(|k| list(new, k))
         .filter_map(|c| c["name"].as_str().map(String::from))
         .collect();
-    let mut names: Vec<String> = regular.clone();
+    let mut names: std::collections::HashSet<String> = regular.iter().cloned().collect();
     for (i, c) in new_list.iter().enumerate() {
         let at = format!("{path}[{i}]");
-        let name = c["name"].as_str().unwrap_or("");
-        if name.is_empty() {
-            errs.push(FieldError::required(format!("{at}.name"), ""));
-        } else {
-            for msg in validation::dns1123_label(name) {
-                errs.push(FieldError::invalid(format!("{at}.name"), json!(name), msg));
-            }
-            if names.iter().any(|n| n == name) {
-                errs.push(FieldError::duplicate(format!("{at}.name"), json!(name)));
-            }
-            names.push(name.to_string());
-        }
+        check_container_name(&at, c, &mut names, &mut errs);
         if c["image"].as_str().unwrap_or("").is_empty() {
             errs.push(FieldError::required(format!("{at}.image"), ""));
         }
@@ -690,6 +679,27 @@ pub fn set_allow_privileged(allow: bool) {
     ALLOW_PRIVILEGED.store(allow, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// A container's name: required, a DNS label, and not one of `names`
+/// (which it joins): containers, init and ephemeral ones share one space.
+fn check_container_name(
+    at: &str,
+    c: &Value,
+    names: &mut std::collections::HashSet<String>,
+    errs: &mut Vec<FieldError>,
+) {
+    let name = c["name"].as_str().unwrap_or("");
+    if name.is_empty() {
+        errs.push(FieldError::required(format!("{at}.name"), ""));
+        return;
+    }
+    for m in validation::dns1123_label(name) {
+        errs.push(FieldError::invalid(format!("{at}.name"), json!(name), m));
+    }
+    if !names.insert(name.to_string()) {
+        errs.push(FieldError::duplicate(format!("{at}.name"), json!(name)));
+    }
+}
+
 /// upstream's ValidatePodSpec for the fields people get wrong.
 pub fn validate_pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
     let mut errs = Vec::new();
@@ -711,17 +721,7 @@ pub fn validate_pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
     ] {
         for (i, c) in list.iter().enumerate() {
             let cpath = format!("{path}.{key}[{i}]");
-            let name = c["name"].as_str().unwrap_or("");
-            if name.is_empty() {
-                errs.push(FieldError::required(format!("{cpath}.name"), ""));
-            } else {
-                for m in validation::dns1123_label(name) {
-                    errs.push(FieldError::invalid(format!("{cpath}.name"), json!(name), m));
-                }
-                if !names.insert(name.to_string()) {
-                    errs.push(FieldError::duplicate(format!("{cpath}.name"), json!(name)));
-                }
-            }
+            check_container_name(&cpath, c, &mut names, &mut errs);
             if c["image"].as_str().unwrap_or("").trim().is_empty() {
                 errs.push(FieldError::required(format!("{cpath}.image"), ""));
             }
