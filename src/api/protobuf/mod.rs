@@ -33,6 +33,7 @@
 //! Go clients carry `generateName: ""`, `imagePullPolicy: ""` and the like;
 //! [`DecodeOptions::omit_empty_strings`] drops such empty strings.
 
+mod encode;
 #[rustfmt::skip]
 mod schema;
 #[rustfmt::skip]
@@ -45,6 +46,10 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 pub use crate::api::catalog::SchemaFn;
+pub use encode::{
+    encode, encode_kind_body, encode_list, encode_message, envelope, has_message,
+    parse_go_duration, watch_frame, EncodeError,
+};
 pub use schema::{MESSAGES, OPENAPI_SCHEMAS, RESOURCES};
 
 /// The magic prefix of every Kubernetes protobuf object.
