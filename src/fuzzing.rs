@@ -640,15 +640,21 @@ pub fn decode_object(bytes: &[u8], format: BodyFormat) {
 }
 
 /// One message of the protobuf schema, by index, from its bytes (no
-/// envelope), and the envelope decoder on the same bytes.
+/// envelope), and the envelope decoder on the same bytes; what decodes is
+/// encoded back.
 pub fn decode_protobuf_message(input: &[u8]) {
     let [a, b, rest @ ..] = input else {
         return;
     };
     let messages = crate::api::protobuf::MESSAGES;
     let i = u16::from_le_bytes([*a, *b]) as usize % messages.len();
-    let _ = crate::api::protobuf::decode_message(messages[i].name, rest);
-    let _ = crate::api::protobuf::decode(rest);
+    // Whatever decodes must encode again without a panic.
+    if let Ok(v) = crate::api::protobuf::decode_message(messages[i].name, rest) {
+        let _ = crate::api::protobuf::encode_message(messages[i].name, &v);
+    }
+    if let Ok(v) = crate::api::protobuf::decode(rest) {
+        let _ = crate::api::protobuf::encode(&v);
+    }
 }
 
 // --------------------------------------------------------------- patches
@@ -787,7 +793,11 @@ pub fn request_info(input: &[u8]) {
     let _ = crate::routes::match_request(&e.catalog, &e.routes, &method, target);
     let accept = lines.next();
     let content_type = lines.next();
-    let _ = negotiation::output(accept, query_value(query, "includeObject").is_some());
+    for serializers in [negotiation::Serializers::ALL, negotiation::Serializers::JSON_YAML] {
+        let include = query_value(query, "includeObject").is_some();
+        let _ = negotiation::output(accept, include, serializers, info.verb == "watch");
+    }
+    let _ = negotiation::error_encoding(accept);
     let _ = negotiation::body_format(content_type);
     if info.verb == "list" {
         let params = ListParams {

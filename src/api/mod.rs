@@ -8,7 +8,7 @@ pub mod selector;
 pub mod status;
 pub mod strict;
 
-pub use status::{ApiError, Reason};
+pub use status::{ApiError, Negotiable, Reason, StatusBody};
 
 /// A JSON value's type as Go's `encoding/json` names it in decode errors
 /// ("cannot unmarshal number into Go struct field ...").

@@ -1,6 +1,7 @@
 //! `metav1.Status` errors: every failure a client can cause becomes one of
 //! these, with upstream's reason, code, message and details.
 
+use axum::body::Bytes;
 use axum::response::{IntoResponse, Response};
 use http::{header, HeaderValue, StatusCode};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Status, StatusCause, StatusDetails};
@@ -248,11 +249,12 @@ impl ApiError {
         )
     }
 
-    pub fn not_acceptable() -> Self {
+    /// `available`: the media types the endpoint produces, comma separated.
+    pub fn not_acceptable(available: &str) -> Self {
         Self::new(
             406,
             Reason::NotAcceptable,
-            "406: Not Acceptable\n\nAvailable representations: application/json, application/yaml",
+            format!("406: Not Acceptable\n\nAvailable representations: {available}"),
         )
     }
 
@@ -439,11 +441,22 @@ impl ApiError {
     }
 }
 
+/// Marks a Status error response that a later filter may re-encode for
+/// the client's Accept header (see `endpoints::responses::negotiate_errors`).
+#[derive(Debug, Clone, Copy)]
+pub struct Negotiable;
+
+/// The Status JSON of an error response, kept for re-encoding.
+#[derive(Debug, Clone)]
+pub struct StatusBody(pub Bytes);
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = self.status_json();
+        let body = Bytes::from(self.status_json());
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut resp = (code, body).into_response();
+        let mut resp = (code, body.clone()).into_response();
+        resp.extensions_mut().insert(StatusBody(body));
+        resp.extensions_mut().insert(Negotiable);
         let headers = resp.headers_mut();
         headers.insert(
             header::CONTENT_TYPE,

@@ -7,6 +7,7 @@ pub mod discovery;
 pub mod negotiation;
 pub mod openapi;
 pub mod openapi_pb;
+pub mod responses;
 pub mod table;
 
 use std::sync::Arc;
@@ -26,9 +27,9 @@ use crate::registry::{
     WriteOptions, Written,
 };
 use crate::server::request_info::{percent_decode, RequestInfo};
-use crate::storage::cacher::{watch_line, WatchMessage};
+use crate::storage::cacher::WatchMessage;
 use crate::storage::store::Preconditions;
-use negotiation::{BodyFormat, Output};
+use negotiation::{BodyFormat, Encoding, Output, Serializers, Transform};
 
 /// upstream's limit on request bodies.
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
@@ -207,29 +208,30 @@ fn validate_list_options(
 }
 
 fn json_response(code: StatusCode, body: Bytes) -> Response {
-    let mut r = (code, body).into_response();
-    r.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    r
+    responses::json(code, body)
 }
 
-fn yaml_response(code: StatusCode, json_body: &[u8]) -> Response {
-    match serde_json::from_slice::<Value>(json_body)
-        .ok()
-        .and_then(|v| serde_saphyr::to_string(&v).ok())
-    {
-        Some(y) => {
-            let mut r = (code, y).into_response();
-            r.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/yaml"),
-            );
-            r
-        }
-        None => ApiError::internal("could not encode YAML").into_response(),
+/// Which encodings a resource's endpoints produce: custom resources have
+/// no protobuf, as upstream.
+fn serializers_of(r: &Resource) -> Serializers {
+    if r.custom.is_none() && crate::api::protobuf::has_message(&r.api_version(), &r.kind) {
+        Serializers::ALL
+    } else {
+        Serializers::JSON_YAML
     }
+}
+
+/// A list's ListMeta as JSON, in Go's order.
+fn list_meta(rv: i64, cont: Option<&str>, remaining: Option<i64>) -> Value {
+    let mut meta = serde_json::Map::new();
+    meta.insert("resourceVersion".into(), json!(rv.to_string()));
+    if let Some(c) = cont {
+        meta.insert("continue".into(), json!(c));
+    }
+    if let Some(n) = remaining {
+        meta.insert("remainingItemCount".into(), json!(n));
+    }
+    Value::Object(meta)
 }
 
 fn with_warnings(mut resp: Response, warnings: &[String]) -> Response {
@@ -463,6 +465,29 @@ fn status_success(r: &Resource, obj: &[u8]) -> Bytes {
     )
 }
 
+/// One watch event as the stream carries it: a JSON line, or a
+/// length-prefixed protobuf `WatchEvent` frame.
+fn watch_event(
+    encoding: Encoding,
+    event_type: &str,
+    object: &Bytes,
+) -> Result<Bytes, crate::api::protobuf::EncodeError> {
+    if encoding != Encoding::Protobuf {
+        let mut out = Vec::with_capacity(object.len() + 32);
+        out.extend_from_slice(b"{\"type\":\"");
+        out.extend_from_slice(event_type.as_bytes());
+        out.extend_from_slice(b"\",\"object\":");
+        out.extend_from_slice(object);
+        out.extend_from_slice(b"}\n");
+        return Ok(Bytes::from(out));
+    }
+    let v: Value = serde_json::from_slice(object).unwrap_or(Value::Null);
+    let encoded = crate::api::protobuf::encode(&v)?;
+    Ok(Bytes::from(crate::api::protobuf::watch_frame(
+        event_type, &encoded,
+    )))
+}
+
 /// upstream's `path.IsValidPathSegmentName`, checked where a name from the
 /// URL becomes a storage key: `.`, `..`, `/` and `%` have no place there.
 fn valid_path_segment_name(name: &str) -> Result<(), ApiError> {
@@ -668,9 +693,14 @@ impl ResourceHandler {
                 "verb": info.verb,
             })
         });
+        let encoding = negotiation::error_encoding(
+            req.headers()
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok()),
+        );
         match self.handle(req, &info).await {
             Ok(resp) => resp,
-            Err(e) => e.into_response(),
+            Err(e) => responses::error(e, encoding),
         }
     }
 
@@ -690,6 +720,8 @@ impl ResourceHandler {
         let output = negotiation::output(
             accept.as_deref(),
             q.get("includeObject").is_some_and(|v| v == "Object"),
+            serializers_of(&r),
+            info.verb == "watch",
         )?;
         let ns = info.namespace.as_str();
         if r.namespaced && ns.is_empty() && !matches!(info.verb.as_str(), "list" | "watch") {
@@ -793,7 +825,11 @@ impl ResourceHandler {
                 let opts = self.delete_options(req, &q).await?;
                 let (obj, gone) = registry.delete(ns, name, &opts).await?;
                 if gone {
-                    Ok(json_response(StatusCode::OK, status_success(&r, &obj)))
+                    Ok(responses::object(
+                        StatusCode::OK,
+                        status_success(&r, &obj),
+                        output.encoding,
+                    ))
                 } else {
                     Ok(self.object_response(&registry, StatusCode::OK, obj, output))
                 }
@@ -803,7 +839,11 @@ impl ResourceHandler {
                 let list = registry
                     .delete_collection(ns, &q.list_params(false)?, &opts)
                     .await?;
-                Ok(self.list_response(&registry, list, Output::Json))
+                let output = Output {
+                    encoding: output.encoding,
+                    transform: Transform::None,
+                };
+                Ok(self.list_response(&registry, list, output))
             }
             _ => Err(ApiError::method_not_allowed()),
         }
@@ -970,23 +1010,17 @@ impl ResourceHandler {
         obj: Bytes,
         output: Output,
     ) -> Response {
-        match output {
-            Output::Json => json_response(code, obj),
-            Output::Yaml => yaml_response(code, &obj),
-            Output::Table { include_object } => {
+        match output.transform {
+            Transform::None => responses::object(code, obj, output.encoding),
+            Transform::Table { include_object } => {
                 let v: Value = serde_json::from_slice(&obj).unwrap_or(json!({}));
                 let rv = meta::str_field(&v, "resourceVersion").to_string();
-                json_response(
-                    code,
-                    table::table(registry, &[v], &rv, None, None, include_object),
-                )
+                let t = table::table(registry, &[v], &rv, None, None, include_object);
+                responses::object(code, t, output.encoding)
             }
-            Output::PartialObjectMetadata => {
+            Transform::PartialObjectMetadata => {
                 let v: Value = serde_json::from_slice(&obj).unwrap_or(json!({}));
-                json_response(
-                    code,
-                    Bytes::from(serde_json::to_vec(&table::partial(&v)).unwrap_or_default()),
-                )
+                responses::value(code, &table::partial(&v), output.encoding)
             }
         }
     }
@@ -998,68 +1032,65 @@ impl ResourceHandler {
         output: Output,
     ) -> Response {
         let r = &registry.resource;
-        match output {
-            Output::Json => json_response(
+        let cont = list.continue_token.as_deref();
+        match (output.transform, output.encoding) {
+            (Transform::None, Encoding::Protobuf) => responses::protobuf_list(
+                &r.api_version(),
+                &r.kind,
+                &r.list_kind,
+                &list_meta(list.resource_version, cont, list.remaining_item_count),
+                &list.items,
+            ),
+            (Transform::None, encoding) => responses::object(
                 StatusCode::OK,
                 list_body(
                     r,
                     &list.items,
                     list.resource_version,
-                    list.continue_token.as_deref(),
+                    cont,
                     list.remaining_item_count,
                 ),
+                encoding,
             ),
-            Output::Yaml => yaml_response(
-                StatusCode::OK,
-                &list_body(
-                    r,
-                    &list.items,
-                    list.resource_version,
-                    list.continue_token.as_deref(),
-                    list.remaining_item_count,
-                ),
-            ),
-            Output::Table { include_object } => {
+            (Transform::Table { include_object }, encoding) => {
                 let objs: Vec<Value> = list
                     .items
                     .iter()
                     .filter_map(|b| serde_json::from_slice(b).ok())
                     .collect();
-                json_response(
-                    StatusCode::OK,
-                    table::table(
-                        registry,
-                        &objs,
-                        &list.resource_version.to_string(),
-                        list.continue_token.as_deref(),
-                        list.remaining_item_count,
-                        include_object,
-                    ),
-                )
+                let t = table::table(
+                    registry,
+                    &objs,
+                    &list.resource_version.to_string(),
+                    cont,
+                    list.remaining_item_count,
+                    include_object,
+                );
+                responses::object(StatusCode::OK, t, encoding)
             }
-            Output::PartialObjectMetadata => {
+            (Transform::PartialObjectMetadata, encoding) => {
                 let items: Vec<Value> = list
                     .items
                     .iter()
                     .filter_map(|b| serde_json::from_slice::<Value>(b).ok())
                     .map(|v| table::partial(&v))
                     .collect();
-                let mut meta = serde_json::Map::new();
-                meta.insert(
-                    "resourceVersion".into(),
-                    json!(list.resource_version.to_string()),
-                );
-                if let Some(c) = &list.continue_token {
-                    meta.insert("continue".into(), json!(c));
-                }
-                if let Some(n) = list.remaining_item_count {
-                    meta.insert("remainingItemCount".into(), json!(n));
+                let meta = list_meta(list.resource_version, cont, list.remaining_item_count);
+                if encoding == Encoding::Protobuf {
+                    let items: Vec<Bytes> = items
+                        .iter()
+                        .map(|v| Bytes::from(serde_json::to_vec(v).unwrap_or_default()))
+                        .collect();
+                    return responses::protobuf_list(
+                        "meta.k8s.io/v1",
+                        "PartialObjectMetadata",
+                        "PartialObjectMetadataList",
+                        &meta,
+                        &items,
+                    );
                 }
                 let body = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items});
-                json_response(
-                    StatusCode::OK,
-                    Bytes::from(serde_json::to_vec(&body).unwrap_or_default()),
-                )
+                responses::value(StatusCode::OK, &body, encoding)
             }
         }
     }
@@ -1107,8 +1138,8 @@ impl ResourceHandler {
         };
         let r = registry.resource.clone();
         let stop = self.stop.clone();
-        let table_registry = matches!(output, Output::Table { .. } | Output::PartialObjectMetadata)
-            .then(|| registry.resource.clone());
+        let table_registry = (output.transform != Transform::None).then(|| registry.resource.clone());
+        let encoding = output.encoding;
         let registries = self.registries.clone();
         let converting = crate::registry::conversion::needed(&registry.resource)
             .then(|| {
@@ -1136,11 +1167,9 @@ impl ResourceHandler {
         match rx {
             Err(e) if e.code == 410 => {
                 // upstream answers an expired watch with one ERROR event, not an HTTP error.
-                let status = e.status_json();
-                let mut line = b"{\"type\":\"ERROR\",\"object\":".to_vec();
-                line.extend_from_slice(&status);
-                line.extend_from_slice(b"}\n");
-                let _ = tx.try_send(Ok(Bytes::from(line)));
+                if let Ok(frame) = watch_event(encoding, "ERROR", &Bytes::from(e.status_json())) {
+                    let _ = tx.try_send(Ok(frame));
+                }
                 drop(tx);
             }
             Err(e) => return Err(e),
@@ -1155,7 +1184,7 @@ impl ResourceHandler {
                             _ = tx.closed() => break,
                             m = rx.recv() => match m { Some(m) => m, None => break },
                         };
-                        let line = match (&table_registry, &msg) {
+                        let (event_type, object) = match (&table_registry, &msg) {
                             (Some(res), WatchMessage::Event { kind, object }) => {
                                 let Some(reg) =
                                     registries.get(&res.group, &res.version, &res.plural)
@@ -1164,8 +1193,8 @@ impl ResourceHandler {
                                 };
                                 let v: Value =
                                     serde_json::from_slice(&object.json).unwrap_or(json!({}));
-                                let obj = match output {
-                                    Output::PartialObjectMetadata => Bytes::from(
+                                let obj = match output.transform {
+                                    Transform::PartialObjectMetadata => Bytes::from(
                                         serde_json::to_vec(&table::partial(&v)).unwrap_or_default(),
                                     ),
                                     _ => table::table(
@@ -1177,26 +1206,26 @@ impl ResourceHandler {
                                         true,
                                     ),
                                 };
-                                let mut l = format!("{{\"type\":\"{}\",\"object\":", kind.as_str())
-                                    .into_bytes();
-                                l.extend_from_slice(&obj);
-                                l.extend_from_slice(b"}\n");
-                                Bytes::from(l)
+                                (kind.as_str(), obj)
                             }
-                            (None, WatchMessage::Event { kind, object })
-                                if converting.is_some() =>
-                            {
+                            (None, WatchMessage::Event { kind, object }) => {
                                 let served = converting.as_ref().map_or_else(
                                     || object.json.clone(),
                                     |reg| reg.served(object.json.clone()),
                                 );
-                                let mut l = format!("{{\"type\":\"{}\",\"object\":", kind.as_str())
-                                    .into_bytes();
-                                l.extend_from_slice(&served);
-                                l.extend_from_slice(b"}\n");
-                                Bytes::from(l)
+                                (kind.as_str(), served)
                             }
-                            _ => watch_line(&msg, &bookmark),
+                            (_, WatchMessage::Bookmark(rv)) => ("BOOKMARK", bookmark(*rv, false)),
+                            (_, WatchMessage::InitialEventsEnd(rv)) => {
+                                ("BOOKMARK", bookmark(*rv, true))
+                            }
+                        };
+                        let line = match watch_event(encoding, event_type, &object) {
+                            Ok(line) => line,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "a watch event could not be encoded; the watch ends");
+                                break;
+                            }
                         };
                         // A client that stops reading must not hold this task
                         // past its timeout or the server's stop.
@@ -1216,10 +1245,12 @@ impl ResourceHandler {
             rx.recv().await.map(|item| (item, rx))
         });
         let mut resp = Response::new(Body::from_stream(stream));
-        resp.headers_mut().insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
+        let content_type = match encoding {
+            Encoding::Protobuf => "application/vnd.kubernetes.protobuf;stream=watch",
+            _ => "application/json",
+        };
+        resp.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
         resp.headers_mut().insert(
             header::TRANSFER_ENCODING,
             HeaderValue::from_static("chunked"),
@@ -1250,7 +1281,7 @@ impl ResourceHandler {
                     .iter()
                     .map(to_bytes)
                     .collect();
-                if matches!(output, Output::Json) {
+                if output == Output::JSON {
                     let mut body = b"{\"kind\":\"ComponentStatusList\",\"apiVersion\":\"v1\",\"metadata\":{},\"items\":[".to_vec();
                     for (i, item) in items.iter().enumerate() {
                         if i > 0 {
@@ -1325,23 +1356,17 @@ impl ResourceHandler {
                 }
                 _ => Err(ApiError::method_not_allowed()),
             },
-            "scale" => self.scale(registry, req, info, q).await,
+            "scale" => self.scale(registry, req, info, q, output.encoding).await,
             "token" if r.kind == "ServiceAccount" => {
                 let body = self.body(req, "TokenRequest").await?;
                 let answer = self.token_request(ns, name, body).await?;
-                Ok(json_response(
-                    StatusCode::CREATED,
-                    Bytes::from(serde_json::to_vec(&answer).unwrap_or_default()),
-                ))
+                Ok(responses::value(StatusCode::CREATED, &answer, output.encoding))
             }
             "binding" => {
                 let mut body = self.body(req, "Binding").await?;
                 body["metadata"]["name"] = json!(name);
                 let answer = self.bind(ns, body).await?;
-                Ok(json_response(
-                    StatusCode::CREATED,
-                    Bytes::from(serde_json::to_vec(&answer).unwrap_or_default()),
-                ))
+                Ok(responses::value(StatusCode::CREATED, &answer, output.encoding))
             }
             "eviction" => {
                 // No PodDisruptionBudget is consulted yet: an eviction is a delete.
@@ -1360,10 +1385,7 @@ impl ResourceHandler {
                 };
                 registry.delete(ns, name, &opts).await?;
                 let ok = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
-                Ok(json_response(
-                    StatusCode::CREATED,
-                    Bytes::from(serde_json::to_vec(&ok).unwrap_or_default()),
-                ))
+                Ok(responses::value(StatusCode::CREATED, &ok, output.encoding))
             }
             "finalize" => {
                 let opts = request_write_options(&req, q, "UpdateOptions")?;
@@ -1405,6 +1427,7 @@ impl ResourceHandler {
         req: Request,
         info: &RequestInfo,
         q: &Query,
+        encoding: Encoding,
     ) -> Result<Response, ApiError> {
         let (ns, name) = (info.namespace.as_str(), info.name.as_str());
         let to_scale = |obj: &Value| -> Value {
@@ -1465,10 +1488,7 @@ impl ResourceHandler {
         };
         let respond = |obj: &Bytes| {
             let v: Value = serde_json::from_slice(obj).unwrap_or(json!({}));
-            json_response(
-                StatusCode::OK,
-                Bytes::from(serde_json::to_vec(&to_scale(&v)).unwrap_or_default()),
-            )
+            responses::value(StatusCode::OK, &to_scale(&v), encoding)
         };
         match info.verb.as_str() {
             "get" => Ok(respond(&registry.get_object(ns, name, None).await?)),

@@ -65,6 +65,9 @@ pub fn build(router: Router, state: Arc<ChainState>) -> Router {
         .layer(axum::middleware::from_fn(panic_recovery))
         .layer(axum::middleware::from_fn(pretty))
         .layer(axum::middleware::from_fn(hold_request_body))
+        .layer(axum::middleware::from_fn(
+            crate::endpoints::responses::negotiate_errors,
+        ))
 }
 
 /// How much of a body a handler left unread is read before its answer.
