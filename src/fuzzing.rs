@@ -793,7 +793,10 @@ pub fn request_info(input: &[u8]) {
     let _ = crate::routes::match_request(&e.catalog, &e.routes, &method, target);
     let accept = lines.next();
     let content_type = lines.next();
-    for serializers in [negotiation::Serializers::ALL, negotiation::Serializers::JSON_YAML] {
+    for serializers in [
+        negotiation::Serializers::ALL,
+        negotiation::Serializers::JSON_YAML,
+    ] {
         let include = query_value(query, "includeObject").is_some();
         let _ = negotiation::output(accept, include, serializers, info.verb == "watch");
     }

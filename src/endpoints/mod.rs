@@ -1138,7 +1138,8 @@ impl ResourceHandler {
         };
         let r = registry.resource.clone();
         let stop = self.stop.clone();
-        let table_registry = (output.transform != Transform::None).then(|| registry.resource.clone());
+        let table_registry =
+            (output.transform != Transform::None).then(|| registry.resource.clone());
         let encoding = output.encoding;
         let registries = self.registries.clone();
         let converting = crate::registry::conversion::needed(&registry.resource)
@@ -1360,13 +1361,21 @@ impl ResourceHandler {
             "token" if r.kind == "ServiceAccount" => {
                 let body = self.body(req, "TokenRequest").await?;
                 let answer = self.token_request(ns, name, body).await?;
-                Ok(responses::value(StatusCode::CREATED, &answer, output.encoding))
+                Ok(responses::value(
+                    StatusCode::CREATED,
+                    &answer,
+                    output.encoding,
+                ))
             }
             "binding" => {
                 let mut body = self.body(req, "Binding").await?;
                 body["metadata"]["name"] = json!(name);
                 let answer = self.bind(ns, body).await?;
-                Ok(responses::value(StatusCode::CREATED, &answer, output.encoding))
+                Ok(responses::value(
+                    StatusCode::CREATED,
+                    &answer,
+                    output.encoding,
+                ))
             }
             "eviction" => {
                 // No PodDisruptionBudget is consulted yet: an eviction is a delete.
@@ -1494,21 +1503,23 @@ impl ResourceHandler {
             "get" => Ok(respond(&registry.get_object(ns, name, None).await?)),
             "update" | "patch" => {
                 let is_patch = info.verb == "patch";
-                let (pt, body, opts) = if is_patch {
-                    self.patch_parts(req, q).await?
+                // A patch body is JSON or YAML; an update's is any body
+                // format, protobuf included.
+                let (pt, given, opts) = if is_patch {
+                    let (pt, body, opts) = self.patch_parts(req, q).await?;
+                    let given: Value = serde_json::from_slice(&body)
+                        .or_else(|_| serde_saphyr::from_slice::<Value>(&body))
+                        .map_err(|e| {
+                            ApiError::bad_request(format!("unable to decode Scale: {e}"))
+                        })?;
+                    (pt, given, opts)
                 } else {
-                    (
-                        PatchType::Merge,
-                        read_body(req).await?,
-                        write_options(q, "UpdateOptions")?,
-                    )
+                    let opts = write_options(q, "UpdateOptions")?;
+                    (PatchType::Merge, self.body(req, "Scale").await?, opts)
                 };
                 let current = registry.get_object(ns, name, None).await?;
                 let cur: Value = serde_json::from_slice(&current).unwrap_or(json!({}));
                 let mut scale = to_scale(&cur);
-                let given: Value = serde_json::from_slice(&body)
-                    .or_else(|_| serde_saphyr::from_slice::<Value>(&body))
-                    .map_err(|e| ApiError::bad_request(format!("unable to decode Scale: {e}")))?;
                 if is_patch {
                     match pt {
                         PatchType::Json => {
@@ -1577,9 +1588,8 @@ impl ResourceHandler {
             .registries
             .get("", "v1", "pods")
             .ok_or_else(ApiError::resource_not_found)?;
-        let patch = json!({"spec": {"nodeName": node}});
         let current = pods.get_object(namespace, &pod, None).await?;
-        let cur: Value = serde_json::from_slice(&current).unwrap_or(json!({}));
+        let mut cur: Value = serde_json::from_slice(&current).unwrap_or(json!({}));
         if let Some(existing) = cur["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
             return Err(ApiError::conflict(
                 "",
@@ -1588,12 +1598,33 @@ impl ResourceHandler {
                 &format!("pod {pod} is already assigned to node {existing:?}"),
             ));
         }
-        pods.patch(
+        // The binding subresource takes the node and the annotations only;
+        // its UID precondition, when given, must name this pod.
+        if let Some(uid) = body["metadata"]["uid"].as_str().filter(|u| !u.is_empty()) {
+            if cur["metadata"]["uid"].as_str() != Some(uid) {
+                return Err(ApiError::conflict(
+                    "",
+                    "pods",
+                    &pod,
+                    &format!(
+                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                        cur["metadata"]["uid"].as_str().unwrap_or("")
+                    ),
+                ));
+            }
+        }
+        cur["spec"]["nodeName"] = json!(node);
+        if let Some(ann) = body["metadata"]
+            .get("annotations")
+            .filter(|a| a.is_object())
+        {
+            cur["metadata"]["annotations"] = ann.clone();
+        }
+        pods.update(
             namespace,
             &pod,
-            PatchType::Merge,
-            &serde_json::to_vec(&patch).unwrap_or_default(),
-            None,
+            cur,
+            Some("binding"),
             &WriteOptions::default(),
         )
         .await?;

@@ -29,7 +29,9 @@ pub const PROTOBUF: &str = "application/vnd.kubernetes.protobuf";
 pub enum Transform {
     None,
     /// meta.k8s.io Table: JSON or YAML only, as upstream.
-    Table { include_object: bool },
+    Table {
+        include_object: bool,
+    },
     /// meta.k8s.io PartialObjectMetadata(List): any encoding, custom
     /// resources included.
     PartialObjectMetadata,
@@ -149,7 +151,13 @@ fn accept_clause(
     include_object: bool,
     stream: bool,
 ) -> Option<Output> {
-    let param = |k: &str| c.params.iter().rev().find(|(pk, _)| *pk == k).map(|(_, v)| *v);
+    let param = |k: &str| {
+        c.params
+            .iter()
+            .rev()
+            .find(|(pk, _)| *pk == k)
+            .map(|(_, v)| *v)
+    };
     if let Some(s) = param("stream").filter(|s| !s.is_empty()) {
         // YAML has no stream framing; `watch` is the only stream schema.
         if e == Encoding::Yaml || s != "watch" {
@@ -163,7 +171,9 @@ fn accept_clause(
     let transform = if !convert {
         Transform::None
     } else {
-        if !matches!(param("g"), Some("meta.k8s.io")) || !matches!(param("v"), Some("v1" | "v1beta1")) {
+        if !matches!(param("g"), Some("meta.k8s.io"))
+            || !matches!(param("v"), Some("v1" | "v1beta1"))
+        {
             return None;
         }
         match param("as") {
@@ -302,7 +312,10 @@ mod tests {
         );
         assert_eq!(out("application/yaml", true), enc(Encoding::Yaml));
         assert!(out("text/html", true).is_none());
-        assert_eq!(output(None, false, Serializers::ALL, false).ok(), Some(Output::JSON));
+        assert_eq!(
+            output(None, false, Serializers::ALL, false).ok(),
+            Some(Output::JSON)
+        );
         assert_eq!(
             body_format(Some("application/json; charset=utf-8")).ok(),
             Some(BodyFormat::Json)
@@ -316,7 +329,10 @@ mod tests {
         assert_eq!(out(client_go, true), enc(Encoding::Protobuf));
         assert_eq!(out(client_go, false), enc(Encoding::Json));
         assert!(out(PROTOBUF, false).is_none());
-        assert_eq!(out("application/vnd.kubernetes.protobuf, */*", true), enc(Encoding::Protobuf));
+        assert_eq!(
+            out("application/vnd.kubernetes.protobuf, */*", true),
+            enc(Encoding::Protobuf)
+        );
         assert_eq!(out("*/*", true), enc(Encoding::Json));
         assert_eq!(out("application/*", true), enc(Encoding::Json));
     }
@@ -324,11 +340,17 @@ mod tests {
     #[test]
     fn q_values_and_specificity_order_the_clauses() {
         assert_eq!(
-            out("application/json;q=0.5, application/vnd.kubernetes.protobuf", true),
+            out(
+                "application/json;q=0.5, application/vnd.kubernetes.protobuf",
+                true
+            ),
             enc(Encoding::Protobuf)
         );
         assert_eq!(
-            out("application/vnd.kubernetes.protobuf;q=0.1, application/json;q=0.9", true),
+            out(
+                "application/vnd.kubernetes.protobuf;q=0.1, application/json;q=0.9",
+                true
+            ),
             enc(Encoding::Json)
         );
         assert_eq!(out("*/*, application/yaml", true), enc(Encoding::Yaml));
@@ -355,8 +377,13 @@ mod tests {
     fn watches_refuse_yaml() {
         assert!(output(Some("application/yaml"), false, Serializers::ALL, true).is_err());
         assert_eq!(
-            output(Some("application/vnd.kubernetes.protobuf;stream=watch"), false, Serializers::ALL, true)
-                .ok(),
+            output(
+                Some("application/vnd.kubernetes.protobuf;stream=watch"),
+                false,
+                Serializers::ALL,
+                true
+            )
+            .ok(),
             enc(Encoding::Protobuf)
         );
         let e = output(Some("application/yaml"), false, Serializers::ALL, true)

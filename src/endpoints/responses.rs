@@ -91,7 +91,8 @@ pub fn protobuf_list(
             protobuf::encode_kind_body(api_version, item_kind, &v)
         })
         .collect();
-    match encoded.and_then(|items| protobuf::encode_list(api_version, list_kind, metadata, &items)) {
+    match encoded.and_then(|items| protobuf::encode_list(api_version, list_kind, metadata, &items))
+    {
         Ok(b) => protobuf_bytes(StatusCode::OK, b),
         Err(e) => unencodable(e).into_response(),
     }

@@ -560,6 +560,45 @@ fn default_container(c: &mut Map<String, Value>) {
     }
 }
 
+/// pods/binding (upstream's `setPodHostAndAnnotations`): the old pod with
+/// the node the new one names, the Binding's annotations added, and the
+/// PodScheduled condition set to True.
+pub fn binding_update(new: &Value, old: &Value) -> Value {
+    let mut merged = old.clone();
+    if let Some(spec) = merged.get_mut("spec").and_then(Value::as_object_mut) {
+        spec.insert("nodeName".into(), new["spec"]["nodeName"].clone());
+    }
+    if let Some(given) = new["metadata"]["annotations"].as_object() {
+        if let Some(m) = merged.get_mut("metadata").and_then(Value::as_object_mut) {
+            let ann = m.entry("annotations").or_insert_with(|| json!({}));
+            if let Some(ann) = ann.as_object_mut() {
+                for (k, v) in given {
+                    ann.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    if let Some(status) = merged.get_mut("status").and_then(Value::as_object_mut) {
+        let conds = status.entry("conditions").or_insert_with(|| json!([]));
+        if let Some(list) = conds.as_array_mut() {
+            match list.iter_mut().find(|c| c["type"] == "PodScheduled") {
+                Some(c) if c["status"] == "True" => {}
+                Some(c) => {
+                    c["status"] = json!("True");
+                    c["lastTransitionTime"] = json!(now);
+                    if let Some(o) = c.as_object_mut() {
+                        o.remove("reason");
+                        o.remove("message");
+                    }
+                }
+                None => list.push(json!({"type": "PodScheduled", "status": "True", "lastProbeTime": null, "lastTransitionTime": now})),
+            }
+        }
+    }
+    merged
+}
+
 /// pods/ephemeralcontainers (upstream's podEphemeralContainersStrategy):
 /// the old pod with the new one's `spec.ephemeralContainers`, defaulted as
 /// containers are; nothing else of the update is taken.

@@ -1187,6 +1187,8 @@ impl Registry {
                 new = core::ephemeral_containers_update(&new, &old);
             } else if subresource == Some("approval") {
                 new = certificates::approval_update(&new, &old);
+            } else if subresource == Some("binding") {
+                new = core::binding_update(&new, &old);
             } else if subresource == Some("finalize") {
                 // namespaces/finalize changes spec.finalizers only.
                 let mut merged = old.clone();
@@ -1231,7 +1233,7 @@ impl Registry {
             // Subresources that take one part of the object keep the rest as is.
             let whole = !matches!(
                 subresource,
-                Some("status" | "finalize" | "ephemeralcontainers" | "approval")
+                Some("status" | "finalize" | "ephemeralcontainers" | "approval" | "binding")
             );
             if whole {
                 self.strategy.prepare_for_update(&mut new, &old);
@@ -1251,6 +1253,8 @@ impl Registry {
                 Some("approval") => {
                     self.errors_to_invalid(&new, certificates::validate_approval(&new, &old))
                 }
+                // The pod's spec is immutable but for what binding sets.
+                Some("binding") => Ok(()),
                 _ => self.validate_update(&new, &old),
             };
             trace::result(began, "validation", &valid, || json!({}));

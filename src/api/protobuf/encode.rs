@@ -47,7 +47,11 @@ pub fn encode(obj: &Value) -> Result<Vec<u8>, EncodeError> {
 
 /// The message bytes (no envelope) of an object of `kind` in `api_version`:
 /// what a list's `items` and an envelope's `raw` hold.
-pub fn encode_kind_body(api_version: &str, kind: &str, obj: &Value) -> Result<Vec<u8>, EncodeError> {
+pub fn encode_kind_body(
+    api_version: &str,
+    kind: &str,
+    obj: &Value,
+) -> Result<Vec<u8>, EncodeError> {
     let reg = registry();
     let idx = reg
         .kind_index(api_version, kind)
@@ -274,7 +278,9 @@ impl Registry {
                         let target = info
                             .target
                             .ok_or_else(|| EncodeError::UnknownMessage(ctx.to_string()))?;
-                        put_nested(out, field.tag, |o| self.encode_into(target, v, o, depth + 1))?;
+                        put_nested(out, field.tag, |o| {
+                            self.encode_into(target, v, o, depth + 1)
+                        })?;
                         continue;
                     }
                     let Some(fv) = obj.get(&info.json) else {
@@ -356,7 +362,10 @@ impl Registry {
                         self.encode_field(msg.name, sf, self.fields[idx][0].target, v, out, depth)
                     }
                     (Value::Null, _, _) => Ok(()),
-                    _ => Err(invalid(ctx, format!("expected a schema or an array, got {v}"))),
+                    _ => Err(invalid(
+                        ctx,
+                        format!("expected a schema or an array, got {v}"),
+                    )),
                 }
             }
             Special::SchemaOrBool => match v {
@@ -375,7 +384,10 @@ impl Registry {
                     self.encode_field(msg.name, sf, self.fields[idx][1].target, v, out, depth)
                 }
                 Value::Null => Ok(()),
-                other => Err(invalid(ctx, format!("expected a schema or a bool, got {other}"))),
+                other => Err(invalid(
+                    ctx,
+                    format!("expected a schema or a bool, got {other}"),
+                )),
             },
         }
     }
@@ -537,7 +549,15 @@ mod tests {
         assert_eq!(parse_go_duration("5µs"), Some(5_000));
         assert_eq!(parse_go_duration("1x"), None);
         assert_eq!(parse_go_duration(""), None);
-        for n in [0i64, 1, 999, 1_500, 2_000_000, 61_000_000_000, 3_723_500_000_000] {
+        for n in [
+            0i64,
+            1,
+            999,
+            1_500,
+            2_000_000,
+            61_000_000_000,
+            3_723_500_000_000,
+        ] {
             assert_eq!(parse_go_duration(&super::super::go_duration(n)), Some(n));
         }
     }
@@ -601,13 +621,17 @@ mod tests {
 
     #[test]
     fn watch_frames_are_length_prefixed() {
-        let obj = encode(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}))
-            .expect("encodes");
+        let obj =
+            encode(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}))
+                .expect("encodes");
         let frame = watch_frame("ADDED", &obj);
         let len = u32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) as usize;
         assert_eq!(len, frame.len() - 4);
-        let ev = super::super::decode_message("io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent", &frame[4..])
-            .expect("decodes");
+        let ev = super::super::decode_message(
+            "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent",
+            &frame[4..],
+        )
+        .expect("decodes");
         assert_eq!(ev["type"], "ADDED");
         assert_eq!(ev["object"]["metadata"]["name"], "c");
     }
