@@ -269,6 +269,7 @@ impl Target {
             tx,
             auth: self.auth.clone(),
             impersonate: None,
+            accept: None,
         })
     }
 
@@ -344,6 +345,8 @@ pub struct Conn {
     auth: Option<HeaderValue>,
     /// `Impersonate-User` sent with every request.
     impersonate: Option<HeaderValue>,
+    /// The Accept header (JSON when unset).
+    accept: Option<HeaderValue>,
 }
 
 impl Conn {
@@ -355,13 +358,26 @@ impl Conn {
         }
     }
 
+    /// The same connection, asking for `accept` (e.g. protobuf).
+    pub fn accepting(&self, accept: &'static str) -> Conn {
+        Conn {
+            accept: Some(HeaderValue::from_static(accept)),
+            ..self.clone()
+        }
+    }
+
     fn request(&self, method: Method, uri: Uri, body: Bytes) -> Request<Full<Bytes>> {
         let has_body = !body.is_empty();
         let mut r = Request::new(Full::new(body));
         *r.method_mut() = method;
         *r.uri_mut() = uri;
         let h = r.headers_mut();
-        h.insert(header::ACCEPT, HeaderValue::from_static("application/json"));
+        h.insert(
+            header::ACCEPT,
+            self.accept
+                .clone()
+                .unwrap_or(HeaderValue::from_static("application/json")),
+        );
         if has_body {
             h.insert(
                 header::CONTENT_TYPE,
