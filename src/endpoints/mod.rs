@@ -1040,6 +1040,7 @@ impl ResourceHandler {
                 &r.list_kind,
                 &list_meta(list.resource_version, cont, list.remaining_item_count),
                 &list.items,
+                &list.cached,
             ),
             (Transform::None, encoding) => responses::object(
                 StatusCode::OK,
@@ -1087,6 +1088,7 @@ impl ResourceHandler {
                         "PartialObjectMetadataList",
                         &meta,
                         &items,
+                        &[],
                     );
                 }
                 let body = json!({"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items});

@@ -76,21 +76,34 @@ pub fn value(code: StatusCode, v: &Value, encoding: Encoding) -> Response {
 }
 
 /// A list in protobuf: each item's message (JSON bytes with its own
-/// apiVersion and kind) under the list's ListMeta.
+/// apiVersion and kind) under the list's ListMeta. `cached`, when it holds
+/// the objects behind `items`, keeps each message for the next list.
 pub fn protobuf_list(
     api_version: &str,
     item_kind: &str,
     list_kind: &str,
     metadata: &Value,
     items: &[Bytes],
+    cached: &[std::sync::Arc<crate::storage::cacher::CachedObject>],
 ) -> Response {
-    let encoded: Result<Vec<Vec<u8>>, protobuf::EncodeError> = items
-        .iter()
-        .map(|b| {
-            let v: Value = serde_json::from_slice(b).unwrap_or(Value::Null);
-            protobuf::encode_kind_body(api_version, item_kind, &v)
-        })
-        .collect();
+    let encode = |b: &Bytes| {
+        let v: Value = serde_json::from_slice(b).unwrap_or(Value::Null);
+        protobuf::encode_kind_body(api_version, item_kind, &v).map(Bytes::from)
+    };
+    let encoded: Result<Vec<Bytes>, protobuf::EncodeError> = if cached.len() == items.len() {
+        cached
+            .iter()
+            .map(|o| {
+                match o.protobuf.get_or_init(|| encode(&o.json).ok()) {
+                    Some(b) => Ok(b.clone()),
+                    // Not kept: encode again for the error.
+                    None => encode(&o.json),
+                }
+            })
+            .collect()
+    } else {
+        items.iter().map(encode).collect()
+    };
     match encoded.and_then(|items| protobuf::encode_list(api_version, list_kind, metadata, &items))
     {
         Ok(b) => protobuf_bytes(StatusCode::OK, b),

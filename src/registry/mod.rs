@@ -126,6 +126,9 @@ pub struct ListParams {
 #[derive(Debug, Default)]
 pub struct ListOut {
     pub items: Vec<Bytes>,
+    /// The watch cache's objects behind `items`, when `items` are their
+    /// JSON unchanged (no conversion): their protobuf form is kept there.
+    pub cached: Vec<Arc<crate::storage::cacher::CachedObject>>,
     pub resource_version: i64,
     pub continue_token: Option<String>,
     pub remaining_item_count: Option<i64>,
@@ -1060,6 +1063,7 @@ impl Registry {
             }
             return Ok(ListOut {
                 items: res.items.iter().map(|o| self.served(o.to_json())).collect(),
+                cached: Vec::new(),
                 resource_version: res.resource_version,
                 continue_token: res.continue_token,
                 remaining_item_count: res.remaining_item_count,
@@ -1070,12 +1074,18 @@ impl Registry {
             .list(&filter, &opts)
             .await
             .map_err(|e| storage_err(&self.resource, "list", name_for_errors, e))?;
+        let items: Vec<Bytes> = res
+            .items
+            .iter()
+            .map(|o| self.served(o.json.clone()))
+            .collect();
+        let unchanged = items
+            .iter()
+            .zip(&res.items)
+            .all(|(served, o)| served.as_ptr() == o.json.as_ptr());
         Ok(ListOut {
-            items: res
-                .items
-                .iter()
-                .map(|o| self.served(o.json.clone()))
-                .collect(),
+            items,
+            cached: if unchanged { res.items } else { Vec::new() },
             resource_version: res.resource_version,
             continue_token: res.continue_token,
             remaining_item_count: res.remaining_item_count,

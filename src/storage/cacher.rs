@@ -59,6 +59,9 @@ pub struct CachedObject {
     /// The object as clients receive it.
     pub json: Bytes,
     pub attrs: ObjectAttrs,
+    /// Its protobuf message (no envelope), made on the first protobuf read
+    /// and kept: lists in protobuf then cost what lists in JSON cost.
+    pub protobuf: std::sync::OnceLock<Option<Bytes>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,6 +310,7 @@ impl Cacher {
             resource_version: o.resource_version,
             json,
             attrs,
+            protobuf: Default::default(),
         })
     }
 
@@ -544,6 +548,7 @@ impl Cacher {
                     resource_version: o.resource_version,
                     json,
                     attrs,
+                    protobuf: Default::default(),
                 }),
             );
         }
@@ -634,6 +639,7 @@ impl Cacher {
                     resource_version: rv,
                     json,
                     attrs,
+                    protobuf: Default::default(),
                 });
                 state.objects.insert(ev.kv.key.clone(), object.clone());
                 let kind = if prev.is_some() {
@@ -669,6 +675,7 @@ impl Cacher {
                     resource_version: rv,
                     json,
                     attrs,
+                    protobuf: Default::default(),
                 });
                 CacheEvent {
                     kind: EventType::Deleted,
