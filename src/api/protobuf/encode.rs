@@ -105,13 +105,39 @@ pub fn encode_list(
     items: &[impl AsRef<[u8]>],
 ) -> Result<Vec<u8>, EncodeError> {
     let meta = encode_message("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta", metadata)?;
-    let size: usize = items.iter().map(|i| i.as_ref().len() + 6).sum();
-    let mut raw = Vec::with_capacity(meta.len() + size + 8);
-    put_bytes(&mut raw, 1, &meta);
+    // The envelope is written around the items in one pass: a list can be
+    // megabytes, and it is copied once.
+    let field_len = |n: usize| 1 + varint_len(n as u64) + n;
+    let raw_len = field_len(meta.len())
+        + items
+            .iter()
+            .map(|i| field_len(i.as_ref().len()))
+            .sum::<usize>();
+    let mut type_meta = Vec::with_capacity(api_version.len() + list_kind.len() + 4);
+    put_bytes(&mut type_meta, 1, api_version.as_bytes());
+    put_bytes(&mut type_meta, 2, list_kind.as_bytes());
+    let mut out =
+        Vec::with_capacity(MAGIC.len() + field_len(type_meta.len()) + field_len(raw_len) + 4);
+    out.extend_from_slice(MAGIC);
+    put_bytes(&mut out, 1, &type_meta);
+    put_key(&mut out, 2, WIRE_LEN);
+    put_varint(&mut out, raw_len as u64);
+    put_bytes(&mut out, 1, &meta);
     for item in items {
-        put_bytes(&mut raw, 2, item.as_ref());
+        put_bytes(&mut out, 2, item.as_ref());
     }
-    Ok(envelope(api_version, list_kind, &raw))
+    put_bytes(&mut out, 3, b"");
+    put_bytes(&mut out, 4, b"");
+    Ok(out)
+}
+
+fn varint_len(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
 }
 
 /// One event of a protobuf watch stream: a `WatchEvent` message (no
@@ -602,6 +628,34 @@ mod tests {
             "spec": {"holderIdentity": "me", "leaseDurationSeconds": 15,
                 "renewTime": "2024-01-02T03:04:05.123456Z"},
         }));
+    }
+
+    #[test]
+    fn lists_are_one_envelope_around_their_items() {
+        let item = encode_kind_body(
+            "v1",
+            "ConfigMap",
+            &json!({"metadata": {"name": "c"}, "data": {"a": "b"}}),
+        )
+        .expect("encodes");
+        let big = "x".repeat(300);
+        let item2 = encode_kind_body("v1", "ConfigMap", &json!({"metadata": {"name": big}}))
+            .expect("encodes");
+        let list = encode_list(
+            "v1",
+            "ConfigMapList",
+            &json!({"resourceVersion": "7", "continue": "t"}),
+            &[item, item2],
+        )
+        .expect("encodes");
+        let v = super::super::decode(&list).expect("decodes");
+        assert_eq!(v["kind"], "ConfigMapList");
+        assert_eq!(
+            v["metadata"],
+            json!({"resourceVersion": "7", "continue": "t"})
+        );
+        assert_eq!(v["items"][0]["data"]["a"], "b");
+        assert_eq!(v["items"][1]["metadata"]["name"], json!(big));
     }
 
     #[test]
