@@ -1143,6 +1143,10 @@ impl ResourceHandler {
         let table_registry =
             (output.transform != Transform::None).then(|| registry.resource.clone());
         let encoding = output.encoding;
+        let (api_version, item_kind) = (
+            registry.resource.api_version(),
+            registry.resource.kind.clone(),
+        );
         let registries = self.registries.clone();
         let converting = crate::registry::conversion::needed(&registry.resource)
             .then(|| {
@@ -1210,6 +1214,44 @@ impl ResourceHandler {
                                     ),
                                 };
                                 (kind.as_str(), obj)
+                            }
+                            // The message kept on the cached object serves
+                            // every protobuf watcher and list.
+                            (None, WatchMessage::Event { kind, object })
+                                if converting.is_none() && encoding == Encoding::Protobuf =>
+                            {
+                                let kept = object.protobuf.get_or_init(|| {
+                                    let v: Value =
+                                        serde_json::from_slice(&object.json).unwrap_or(Value::Null);
+                                    crate::api::protobuf::encode_kind_body(
+                                        &api_version,
+                                        &item_kind,
+                                        &v,
+                                    )
+                                    .ok()
+                                    .map(Bytes::from)
+                                });
+                                if let Some(body) = kept {
+                                    let enveloped = crate::api::protobuf::envelope(
+                                        &api_version,
+                                        &item_kind,
+                                        body,
+                                    );
+                                    let frame = crate::api::protobuf::watch_frame(
+                                        kind.as_str(),
+                                        &enveloped,
+                                    );
+                                    let sent = tokio::select! {
+                                        r = tx.send(Ok(Bytes::from(frame))) => r.is_ok(),
+                                        _ = &mut deadline => false,
+                                        _ = stop.cancelled() => false,
+                                    };
+                                    if !sent {
+                                        break;
+                                    }
+                                    continue;
+                                }
+                                (kind.as_str(), object.json.clone())
                             }
                             (None, WatchMessage::Event { kind, object }) => {
                                 let served = converting.as_ref().map_or_else(
