@@ -167,13 +167,15 @@ pub async fn negotiate_errors(
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> Response {
-    let encoding = super::negotiation::error_encoding(
-        req.headers()
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok()),
-    );
+    // Kept (a reference count) and parsed only if an error comes back.
+    let accept = req.headers().get(header::ACCEPT).cloned();
     let resp = next.run(req).await;
-    if encoding == Encoding::Json || resp.extensions().get::<Negotiable>().is_none() {
+    if resp.extensions().get::<Negotiable>().is_none() {
+        return resp;
+    }
+    let encoding =
+        super::negotiation::error_encoding(accept.as_ref().and_then(|v| v.to_str().ok()));
+    if encoding == Encoding::Json {
         return resp;
     }
     let json = e_json(&resp);

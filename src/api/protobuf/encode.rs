@@ -19,7 +19,7 @@ use super::{
 /// Why JSON could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EncodeError {
-    #[error("no protobuf message is known for kind {kind:?} of apiVersion {api_version:?}")]
+    #[error("no protobuf message is known for kind \"{kind}\" of apiVersion \"{api_version}\"")]
     UnknownKind { api_version: String, kind: String },
     #[error("unknown protobuf message {0}")]
     UnknownMessage(String),
@@ -199,7 +199,7 @@ fn as_i64(ctx: &str, v: &Value) -> Result<i64, EncodeError> {
             .ok_or_else(|| invalid(ctx, format!("{n} is not an integer"))),
         Value::String(s) => s
             .parse()
-            .map_err(|_| invalid(ctx, format!("{s:?} is not an integer"))),
+            .map_err(|_| invalid(ctx, format!("\"{s}\" is not an integer"))),
         Value::Bool(b) => Ok(i64::from(*b)),
         other => Err(invalid(ctx, format!("expected an integer, got {other}"))),
     }
@@ -212,7 +212,7 @@ fn as_f64(ctx: &str, v: &Value) -> Result<f64, EncodeError> {
             .ok_or_else(|| invalid(ctx, format!("{n} is not a number"))),
         Value::String(s) => s
             .parse()
-            .map_err(|_| invalid(ctx, format!("{s:?} is not a number"))),
+            .map_err(|_| invalid(ctx, format!("\"{s}\" is not a number"))),
         other => Err(invalid(ctx, format!("expected a number, got {other}"))),
     }
 }
@@ -271,7 +271,7 @@ fn parse_time(ctx: &str, v: &Value) -> Result<Option<(i64, i64)>, EncodeError> {
         return Ok(None);
     }
     let t = chrono::DateTime::parse_from_rfc3339(s)
-        .map_err(|e| invalid(ctx, format!("{s:?} is not an RFC 3339 time: {e}")))?;
+        .map_err(|e| invalid(ctx, format!("\"{s}\" is not an RFC 3339 time: {e}")))?;
     Ok(Some((t.timestamp(), i64::from(t.timestamp_subsec_nanos()))))
 }
 
@@ -344,7 +344,7 @@ impl Registry {
             Special::Duration => {
                 let nanos = match v {
                     Value::String(s) => parse_go_duration(s)
-                        .ok_or_else(|| invalid(ctx, format!("{s:?} is not a duration")))?,
+                        .ok_or_else(|| invalid(ctx, format!("\"{s}\" is not a duration")))?,
                     other => as_i64(ctx, other)?,
                 };
                 put_key(out, 1, WIRE_VARINT);
