@@ -33,6 +33,7 @@ use crate::server::serve::{self, TlsServing};
 use crate::server::{chain, GenericServer, RouteInfo};
 use crate::storage::backend::{Backend, BackendError};
 use crate::storage::cacher::CacherSet;
+use crate::storage::codec::{Codec, MediaType};
 use crate::storage::embedded::Embedded;
 use crate::storage::etcd::{Etcd, EtcdConfig};
 use crate::storage::store::Store;
@@ -542,7 +543,7 @@ pub fn route_tables(catalog: &Catalog) -> Vec<RouteInfo> {
 }
 
 async fn open_storage(cfg: &CompletedConfig) -> anyhow::Result<Arc<dyn Backend>> {
-    Ok(match &cfg.storage {
+    let raw: Arc<dyn Backend> = match &cfg.storage {
         StorageBackend::Embedded { dir } => {
             let dir = dir.clone();
             let b = tokio::task::spawn_blocking(move || Embedded::open(&dir))
@@ -568,17 +569,22 @@ async fn open_storage(cfg: &CompletedConfig) -> anyhow::Result<Arc<dyn Backend>>
                 .map_err(|e| anyhow::anyhow!("--etcd-servers: {e}"))?;
             Arc::new(b)
         }
-    })
+    };
+    Ok(Arc::new(Codec::new(raw, cfg.storage_media_type)))
 }
 
 fn storage_detail(cfg: &CompletedConfig) -> String {
-    match &cfg.storage {
+    let at = match &cfg.storage {
         StorageBackend::Embedded { dir } => format!("embedded store in {}", dir.display()),
         StorageBackend::Etcd { endpoints, .. } => format!(
             "etcd at {} (prefix {})",
             endpoints.join(","),
             cfg.storage_prefix
         ),
+    };
+    match cfg.storage_media_type {
+        MediaType::Json => at,
+        MediaType::Protobuf => format!("{at}, objects written in protobuf"),
     }
 }
 

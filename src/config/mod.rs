@@ -53,6 +53,10 @@ pub struct ServeOptions {
     #[arg(long, default_value = "/registry", value_name = "PREFIX")]
     pub etcd_prefix: String,
 
+    /// How built-in objects are written to storage: application/json, or application/vnd.kubernetes.protobuf as kube-apiserver writes them. Both are always read.
+    #[arg(long, default_value = crate::storage::codec::MediaType::JSON, value_parser = parse_storage_media_type, value_name = "TYPE")]
+    pub storage_media_type: crate::storage::codec::MediaType,
+
     /// CA bundle to verify etcd's serving certificate.
     #[arg(long, value_name = "FILE")]
     pub etcd_cafile: Option<PathBuf>,
@@ -141,6 +145,10 @@ pub struct ServeOptions {
     /// Audiences the API accepts in tokens, comma separated (default: the issuer).
     #[arg(long, value_delimiter = ',', value_name = "AUDIENCES")]
     pub api_audiences: Vec<String>,
+}
+
+fn parse_storage_media_type(s: &str) -> Result<crate::storage::codec::MediaType, String> {
+    crate::storage::codec::MediaType::parse(s)
 }
 
 /// An inclusive port range such as `30000-32767`.
@@ -370,6 +378,7 @@ pub struct CompletedConfig {
     pub client_ca_file: Option<PathBuf>,
     pub storage: StorageBackend,
     pub storage_prefix: String,
+    pub storage_media_type: crate::storage::codec::MediaType,
     pub compaction_interval: Duration,
     pub service_cluster_ip_range: IpNet,
     pub service_node_port_range: PortRange,
@@ -494,6 +503,7 @@ impl ServeOptions {
             client_ca_file: self.client_ca_file,
             storage,
             storage_prefix: prefix,
+            storage_media_type: self.storage_media_type,
             compaction_interval: self.etcd_compaction_interval,
             service_cluster_ip_range: self.service_cluster_ip_range,
             service_node_port_range: self.service_node_port_range,

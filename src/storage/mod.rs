@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod cacher;
+pub mod codec;
 pub mod dump;
 pub mod embedded;
 pub mod etcd;
