@@ -240,10 +240,12 @@ async fn sync(registries: &Registries) -> Result<(), String> {
         status["conditions"] = Value::Array(conds);
         if accepted {
             status["acceptedNames"] = json!({"plural": plural, "singular": singular, "kind": kind, "listKind": list_kind, "shortNames": shorts, "categories": names["categories"]});
-            if status["acceptedNames"]["categories"].is_null() {
-                if let Some(m) = status["acceptedNames"].as_object_mut() {
-                    m.remove("categories");
-                }
+            // Both are `omitempty` lists in Go: upstream never shows them empty.
+            if let Some(m) = status["acceptedNames"].as_object_mut() {
+                m.retain(|k, v| {
+                    !(matches!(k.as_str(), "shortNames" | "categories")
+                        && (v.is_null() || v.as_array().is_some_and(Vec::is_empty)))
+                });
             }
         }
         if status != crd["status"] {
