@@ -46,6 +46,7 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l tls-private-key-file
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l client-ca-file -d 'Extra CA bundle whose client certificates are accepted (the generated CA is always trusted)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l etcd-servers -d 'etcd endpoints, comma separated; empty means the embedded store' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l etcd-prefix -d 'Key prefix for everything kapi stores' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l storage-media-type -d 'How built-in objects are written to storage: application/json, or application/vnd.kubernetes.protobuf as kube-apiserver writes them. Both are always read' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l etcd-cafile -d 'CA bundle to verify etcd\'s serving certificate' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l etcd-certfile -d 'Client certificate for etcd' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l etcd-keyfile -d 'Client key for etcd' -r -F

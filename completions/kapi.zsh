@@ -42,6 +42,7 @@ _arguments "${_arguments_options[@]}" : \
 '--client-ca-file=[Extra CA bundle whose client certificates are accepted (the generated CA is always trusted)]:FILE:_files' \
 '*--etcd-servers=[etcd endpoints, comma separated; empty means the embedded store]:URLS:_default' \
 '--etcd-prefix=[Key prefix for everything kapi stores]:PREFIX:_default' \
+'--storage-media-type=[How built-in objects are written to storage\: application/json, or application/vnd.kubernetes.protobuf as kube-apiserver writes them. Both are always read]:TYPE:_default' \
 '--etcd-cafile=[CA bundle to verify etcd'\''s serving certificate]:FILE:_files' \
 '--etcd-certfile=[Client certificate for etcd]:FILE:_files' \
 '--etcd-keyfile=[Client key for etcd]:FILE:_files' \

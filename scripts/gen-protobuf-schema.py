@@ -90,7 +90,7 @@ def die(msg):
 def crate_dirs():
     """Finds the k8s-pb and k8s-openapi source directories with cargo metadata."""
     out = subprocess.run(
-        ["cargo", "metadata", "--format-version", "1"],
+        [os.environ.get("CARGO", "cargo"), "metadata", "--format-version", "1"],
         check=True,
         stdout=subprocess.PIPE,
     ).stdout
