@@ -565,6 +565,58 @@ fn watches_stream_length_prefixed_protobuf_events() {
 }
 
 #[test]
+fn a_watch_from_before_the_cache_gets_an_error_event_in_protobuf() {
+    // A restarted server's watch cache starts at the store's revision:
+    // revision 1 is before its history.
+    let tmp = tempfile::tempdir().expect("tmp");
+    let mut first = Kapi::start_in(tmp.path(), &[]);
+    runtime().block_on(async {
+        let c = first.admin_client();
+        let base = format!("{}/api/v1/namespaces/default/configmaps", first.url);
+        for i in 0..3 {
+            let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("c{i}")}});
+            let r = c.post(&base).json(&cm).send().await.expect("create");
+            assert_eq!(r.status().as_u16(), 201);
+        }
+    });
+    assert!(first.terminate().success());
+    let k = Kapi::start_in(tmp.path(), &[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
+        // History no longer kept: one ERROR event carrying a 410 Status.
+        let r = c
+            .get(format!(
+                "{base}?watch=true&resourceVersion=1&timeoutSeconds=2"
+            ))
+            .header("Accept", CLIENT_GO)
+            .send()
+            .await
+            .expect("watch");
+        assert_eq!(r.status().as_u16(), 200);
+        let body = r.bytes().await.expect("stream");
+        let events = frames(&body);
+        let types: Vec<&str> = events
+            .iter()
+            .map(|e| e.r#type.as_deref().unwrap_or(""))
+            .collect();
+        assert_eq!(types, ["ERROR"], "{types:?}");
+        let (kind, raw) = event_object(&events[0]);
+        assert_eq!(kind, "Status");
+        let status = meta::Status::decode(raw.as_slice()).expect("Status");
+        assert_eq!(status.code, Some(410), "{status:?}");
+        assert_eq!(status.reason.as_deref(), Some("Expired"), "{status:?}");
+        assert!(
+            status
+                .message
+                .as_deref()
+                .is_some_and(|m| m.contains("too old resource version")),
+            "{status:?}"
+        );
+    });
+}
+
+#[test]
 fn errors_tables_metadata_and_custom_resources_negotiate_as_upstream() {
     let k = Kapi::start(&[]);
     runtime().block_on(async {
