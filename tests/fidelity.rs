@@ -544,3 +544,53 @@ fn objects_keep_upstreams_key_order() {
     let want = keys(include_str!("upstream/deployment-kubectl-create.json"));
     assert_eq!(keys(&body), want, "{body}");
 }
+
+#[test]
+fn list_items_of_built_in_kinds_carry_no_kind_or_api_version() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
+        for name in ["a", "b"] {
+            let (code, v, _) = send(
+                &c,
+                "POST",
+                &base,
+                Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}})),
+            )
+            .await;
+            assert_eq!(code, 201, "{v}");
+        }
+        let (code, list, _) = send(&c, "GET", &format!("{base}?labelSelector="), None).await;
+        assert_eq!(code, 200, "{list}");
+        assert_eq!(list["kind"], "ConfigMapList");
+        assert_eq!(list["apiVersion"], "v1");
+        let items = list["items"].as_array().expect("items");
+        assert!(items.len() >= 2, "{list}");
+        for item in items {
+            assert!(item.get("kind").is_none(), "{item}");
+            assert!(item.get("apiVersion").is_none(), "{item}");
+            assert!(item["metadata"]["name"].is_string(), "{item}");
+        }
+        // A single object keeps its type.
+        let (_, one, _) = send(&c, "GET", &format!("{base}/a"), None).await;
+        assert_eq!((one["kind"].as_str(), one["apiVersion"].as_str()), (Some("ConfigMap"), Some("v1")));
+
+        // Clients nobody here wrote read such lists: the kube crate...
+        let kc = kube::config::Kubeconfig::read_from(&k.kubeconfig).expect("kubeconfig");
+        let cfg = kube::Config::from_custom_kubeconfig(kc, &kube::config::KubeConfigOptions::default())
+            .await
+            .expect("kube config");
+        let client = kube::Client::try_from(cfg).expect("kube client");
+        let api: kube::Api<k8s_openapi::api::core::v1::ConfigMap> =
+            kube::Api::namespaced(client, "default");
+        let listed = api.list(&Default::default()).await.expect("kube list");
+        let names: Vec<String> = listed.items.iter().filter_map(|c| c.metadata.name.clone()).collect();
+        assert!(names.contains(&"a".to_string()) && names.contains(&"b".to_string()), "{names:?}");
+    });
+    // ...and kubectl, which fills the type in for its own output.
+    let (ok, out, err) = common::run(k.kubectl().args(["get", "configmaps", "-o", "json"]));
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("kubectl json");
+    assert_eq!(v["items"][0]["kind"], "ConfigMap", "{out}");
+}

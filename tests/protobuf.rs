@@ -425,60 +425,72 @@ fn protobuf_answers_carry_every_field_of_the_json_answers() {
                 let (got_name, _) = (c.item)(&raw).unwrap_or_else(|e| panic!("{}: {e}", c.kind));
                 assert_eq!(got_name.as_deref(), Some(name));
             }
-            // get: protobuf, through prost, back to JSON equals the JSON answer.
+            // get: protobuf, through prost, back to JSON equals the JSON answer
+            // (read again when a controller changed the object in between).
             let path = format!("{}/a", c.collection);
-            let (code, ct, json_body) = get(&k, &path, "application/json").await;
-            assert_eq!((code, ct.as_str()), (200, "application/json"));
-            let want: Value = serde_json::from_slice(&json_body).expect("json");
-            let (code, ct, pb) = get(&k, &path, CLIENT_GO).await;
-            assert_eq!((code, ct.as_str()), (200, PB), "{}", c.kind);
-            let (av, kind, raw) = unwrap_envelope(&pb);
-            let (_, again) = (c.item)(&raw).unwrap_or_else(|e| panic!("{}: {e}", c.kind));
-            let back = kapi::api::protobuf::decode(&rewrap(&av, &kind, again)).expect("decodes");
-            assert_eq!(
-                back, want,
-                "{}: protobuf -> k8s-pb -> JSON differs from the JSON answer",
+            let mut same = false;
+            for _ in 0..20 {
+                let (code, ct, json_body) = get(&k, &path, "application/json").await;
+                assert_eq!((code, ct.as_str()), (200, "application/json"));
+                let want: Value = serde_json::from_slice(&json_body).expect("json");
+                let (code, ct, pb) = get(&k, &path, CLIENT_GO).await;
+                assert_eq!((code, ct.as_str()), (200, PB), "{}", c.kind);
+                let (av, kind, raw) = unwrap_envelope(&pb);
+                let (_, again) = (c.item)(&raw).unwrap_or_else(|e| panic!("{}: {e}", c.kind));
+                let back =
+                    kapi::api::protobuf::decode(&rewrap(&av, &kind, again)).expect("decodes");
+                if back["metadata"]["resourceVersion"] != want["metadata"]["resourceVersion"] {
+                    continue;
+                }
+                assert_eq!(
+                    back, want,
+                    "{}: protobuf -> k8s-pb -> JSON differs from the JSON answer",
+                    c.kind
+                );
+                same = true;
+                break;
+            }
+            assert!(
+                same,
+                "{}: the object never held still for two reads",
                 c.kind
             );
 
             // list, paged: continue and remainingItemCount survive.
-            let (code, ct, pb) = get(
-                &k,
-                &format!("{}?limit=1&labelSelector=app%3Dx", c.collection),
-                PB,
-            )
-            .await;
-            assert_eq!((code, ct.as_str()), (200, PB));
-            let (av, kind, raw) = unwrap_envelope(&pb);
-            assert_eq!(kind, format!("{}List", c.kind));
-            let (names, again) = (c.list)(&raw).unwrap_or_else(|e| panic!("{} list: {e}", c.kind));
-            assert_eq!(names.as_deref(), Some("a"));
-            let back = kapi::api::protobuf::decode(&rewrap(&av, &kind, again)).expect("decodes");
-            let (_, _, json_list) = get(
-                &k,
-                &format!("{}?limit=1&labelSelector=app%3Dx", c.collection),
-                "application/json",
-            )
-            .await;
-            let mut want: Value = serde_json::from_slice(&json_list).expect("json");
-            // Go's typed lists leave their items' apiVersion and kind empty;
-            // protobuf items never carry them.
-            for item in want["items"].as_array_mut().into_iter().flatten() {
-                if let Some(o) = item.as_object_mut() {
-                    o.remove("apiVersion");
-                    o.remove("kind");
+            let page = format!("{}?limit=1&labelSelector=app%3Dx", c.collection);
+            let mut same = false;
+            for _ in 0..20 {
+                let (code, ct, pb) = get(&k, &page, PB).await;
+                assert_eq!((code, ct.as_str()), (200, PB));
+                let (av, kind, raw) = unwrap_envelope(&pb);
+                assert_eq!(kind, format!("{}List", c.kind));
+                let (names, again) =
+                    (c.list)(&raw).unwrap_or_else(|e| panic!("{} list: {e}", c.kind));
+                assert_eq!(names.as_deref(), Some("a"));
+                let back =
+                    kapi::api::protobuf::decode(&rewrap(&av, &kind, again)).expect("decodes");
+                let (_, _, json_list) = get(&k, &page, "application/json").await;
+                let mut want: Value = serde_json::from_slice(&json_list).expect("json");
+                let rv = |l: &Value| l["items"][0]["metadata"]["resourceVersion"].clone();
+                if rv(&back) != rv(&want) {
+                    continue;
                 }
+                // Items of a built-in list carry no apiVersion or kind, in
+                // JSON as in protobuf.
+                assert_eq!(back["items"], want["items"], "{} list items", c.kind);
+                // Not exact under a selector, so left out, as upstream.
+                assert_eq!(back["metadata"]["remainingItemCount"], Value::Null);
+                assert!(back["metadata"]["continue"]
+                    .as_str()
+                    .is_some_and(|s| !s.is_empty()));
+                // The continue token names the revision the list was read at.
+                want["metadata"]["continue"] = back["metadata"]["continue"].clone();
+                want["metadata"]["resourceVersion"] = back["metadata"]["resourceVersion"].clone();
+                assert_eq!(back, want, "{} list", c.kind);
+                same = true;
+                break;
             }
-            // The continue token names the revision, which both lists share.
-            assert_eq!(back["items"], want["items"], "{} list items", c.kind);
-            // Not exact under a selector, so left out, as upstream.
-            assert_eq!(back["metadata"]["remainingItemCount"], Value::Null);
-            assert!(back["metadata"]["continue"]
-                .as_str()
-                .is_some_and(|s| !s.is_empty()));
-            want["metadata"]["continue"] = back["metadata"]["continue"].clone();
-            want["metadata"]["resourceVersion"] = back["metadata"]["resourceVersion"].clone();
-            assert_eq!(back, want, "{} list", c.kind);
+            assert!(same, "{}: the list never held still for two reads", c.kind);
             checked += 1;
         }
         assert!(checked >= 20);
@@ -739,21 +751,41 @@ fn protobuf_request_bodies_store_what_json_bodies_store() {
 
             // update through each encoding
             for (name, ct) in [("via-json", "application/json"), ("via-protobuf", PB)] {
-                let (_, _, cur) = get(&k, &format!("{}/{name}", c.collection), "application/json").await;
-                let cur: Value = serde_json::from_slice(&cur).expect("json");
-                // As a client does: read, change, write back.
-                let mut next = cur.clone();
-                next["metadata"]["labels"]["extra"] = json!("2");
-                let body = if ct == PB { prost_bytes(&next) } else { next.to_string().into_bytes() };
-                let (code, resp) = send(&k, reqwest::Method::PUT, &format!("{}/{name}", c.collection), ct, body).await;
+                // As a client does: read, change, write back; again on a
+                // conflict (a controller may write the status in between).
+                let mut code = 0;
+                let mut resp = Vec::new();
+                for _ in 0..10 {
+                    let (_, _, cur) = get(&k, &format!("{}/{name}", c.collection), "application/json").await;
+                    let mut next: Value = serde_json::from_slice(&cur).expect("json");
+                    next["metadata"]["labels"]["extra"] = json!("2");
+                    let body = if ct == PB { prost_bytes(&next) } else { next.to_string().into_bytes() };
+                    (code, resp) = send(&k, reqwest::Method::PUT, &format!("{}/{name}", c.collection), ct, body).await;
+                    if code != 409 {
+                        break;
+                    }
+                }
                 assert_eq!(code, 200, "{} update {ct}: {}", c.kind, show(&resp));
             }
-            let (_, _, j) = get(&k, &format!("{}/via-json", c.collection), "application/json").await;
-            let (_, _, p) = get(&k, &format!("{}/via-protobuf", c.collection), "application/json").await;
-            let j: Value = serde_json::from_slice(&j).expect("json");
-            let p: Value = serde_json::from_slice(&p).expect("json");
-            assert_eq!(j["metadata"]["labels"]["extra"], "2");
-            assert_eq!(strip_volatile(p), strip_volatile(j), "{}: stored through protobuf differs from JSON", c.kind);
+            // Controllers (quota, say) settle both objects the same way.
+            let mut last = None;
+            for _ in 0..40 {
+                let (_, _, j) = get(&k, &format!("{}/via-json", c.collection), "application/json").await;
+                let (_, _, p) = get(&k, &format!("{}/via-protobuf", c.collection), "application/json").await;
+                let j: Value = serde_json::from_slice(&j).expect("json");
+                let p: Value = serde_json::from_slice(&p).expect("json");
+                assert_eq!(j["metadata"]["labels"]["extra"], "2");
+                let (p, j) = (strip_volatile(p), strip_volatile(j));
+                if p == j {
+                    last = None;
+                    break;
+                }
+                last = Some((p, j));
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            if let Some((p, j)) = last {
+                assert_eq!(p, j, "{}: stored through protobuf differs from JSON", c.kind);
+            }
 
             // delete with a protobuf DeleteOptions (a precondition that holds).
             let (_, _, cur) = get(&k, &format!("{}/via-protobuf", c.collection), "application/json").await;

@@ -444,10 +444,33 @@ fn list_body(
         if i > 0 {
             out.push(b',');
         }
-        out.extend_from_slice(item);
+        // Upstream's items of a built-in list carry no kind or apiVersion
+        // (the list's TypeMeta says it); custom resources keep theirs.
+        match without_type_meta(item).filter(|_| r.custom.is_none()) {
+            Some(rest) => {
+                out.push(b'{');
+                out.extend_from_slice(rest);
+            }
+            None => out.extend_from_slice(item),
+        }
     }
     out.extend_from_slice(b"]}");
     Bytes::from(out)
+}
+
+/// An object's JSON after its leading `{"kind":"..","apiVersion":"..",`
+/// (as built-ins are written, Go's field order), or `None` when it does not
+/// start that way.
+fn without_type_meta(item: &[u8]) -> Option<&[u8]> {
+    fn string_field<'a>(b: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+        let rest = b.strip_prefix(name)?;
+        // Kind and apiVersion hold no quotes or escapes.
+        let end = rest.iter().position(|&c| c == b'"' || c == b'\\')?;
+        (rest[end] == b'"').then(|| &rest[end + 1..])
+    }
+    let rest = string_field(item, b"{\"kind\":\"")?;
+    let rest = string_field(rest, b",\"apiVersion\":\"")?;
+    rest.strip_prefix(b",")
 }
 
 fn status_success(r: &Resource, obj: &[u8]) -> Bytes {
