@@ -92,14 +92,15 @@ pub fn run(opts: ServeOptions) -> ExitCode {
             }
         };
         progress.finish();
-        let kubeconfig = std::fs::canonicalize(&started.kubeconfig)
-            .unwrap_or_else(|_| started.kubeconfig.clone());
         println!(
             "kapi listening on https://{} (started in {} ms)",
             started.addr,
             started.started_in.as_millis()
         );
-        println!("export KUBECONFIG={}", kubeconfig.display());
+        if let Some(path) = &started.kubeconfig {
+            let kubeconfig = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+            println!("export KUBECONFIG={}", kubeconfig.display());
+        }
         signals.wait().await;
         tracing::info!("shutting down: no new connections, letting in-flight requests finish");
         started.shutdown().await;

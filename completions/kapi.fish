@@ -69,6 +69,8 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-policy-file -d
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-log-path -d 'Where audit events go, as JSON lines ("-" for stdout)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l controllers -d 'Built-in controllers to run: `*` for all, `name` to add, `-name` to remove (kube-controller-manager\'s flag)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-issuer -d 'Issuer (`iss`) of ServiceAccount tokens' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-key-file -d 'PEM files with public keys (or certificates, or private keys) that verify ServiceAccount tokens; repeatable (default: the signing key\'s)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-signing-key-file -d 'PEM private key (RSA or ECDSA P-256) that signs ServiceAccount tokens (default: <cert-dir>/sa.key, generated)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l api-audiences -d 'Audiences the API accepts in tokens, comma separated (default: the issuer)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s h -l help -d 'Print help'

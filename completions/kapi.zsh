@@ -63,6 +63,8 @@ _arguments "${_arguments_options[@]}" : \
 '--audit-log-path=[Where audit events go, as JSON lines ("-" for stdout)]:FILE:_files' \
 '*--controllers=[Built-in controllers to run\: \`*\` for all, \`name\` to add, \`-name\` to remove (kube-controller-manager'\''s flag)]:NAMES:_default' \
 '--service-account-issuer=[Issuer (\`iss\`) of ServiceAccount tokens]:URL:_default' \
+'*--service-account-key-file=[PEM files with public keys (or certificates, or private keys) that verify ServiceAccount tokens; repeatable (default\: the signing key'\''s)]:FILE:_files' \
+'--service-account-signing-key-file=[PEM private key (RSA or ECDSA P-256) that signs ServiceAccount tokens (default\: <cert-dir>/sa.key, generated)]:FILE:_files' \
 '*--api-audiences=[Audiences the API accepts in tokens, comma separated (default\: the issuer)]:AUDIENCES:_default' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \

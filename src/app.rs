@@ -49,7 +49,8 @@ pub trait StartObserver: Send + Sync {
 /// A server that is listening.
 pub struct Started {
     pub addr: SocketAddr,
-    pub kubeconfig: PathBuf,
+    /// The admin kubeconfig written, if one was.
+    pub kubeconfig: Option<PathBuf>,
     pub started_in: Duration,
     pub routes: Vec<RouteInfo>,
     /// Stops accepting connections.
@@ -137,15 +138,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         }),
         _ => None,
     };
-    let token_issuer = Arc::new(
-        crate::auth::serviceaccount::TokenIssuer::new(
-            &pki.service_account_key_pem,
-            &pki.service_account_pub_pem,
-            cfg.service_account_issuer.clone(),
-            cfg.api_audiences.clone(),
-        )
-        .map_err(|e| anyhow::anyhow!(e))?,
-    );
+    let token_issuer = Arc::new(service_account_tokens(&cfg, &pki)?);
     let authenticator = Authenticator::new(tokens, cfg.anonymous_auth)
         .with_service_accounts(token_issuer.clone(), registries.clone());
     let informers = crate::informers::Informers::new(registries.clone(), background.child_token());
@@ -383,7 +376,9 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let url = pki::server_url(host, addr.port());
     *server_address.write() = url.trim_start_matches("https://").to_string();
     let _ = bound_port.set(addr.port());
-    pki::write_admin_kubeconfig(&cfg.kubeconfig_out, &pki, &url)?;
+    if let Some(path) = &cfg.kubeconfig_out {
+        pki::write_admin_kubeconfig(path, &pki, &url)?;
+    }
     let stop = CancellationToken::new();
     let serving = tokio::spawn(serve::serve(
         listener,
@@ -606,6 +601,39 @@ async fn compactor(backend: Arc<dyn Backend>, every: Duration, stop: Cancellatio
         }
         last = backend.current_revision().await.ok();
     }
+}
+
+/// ServiceAccount token keys: kapi's own `sa.key` pair unless the flags
+/// name a signing key and the keys that verify, as kube-apiserver's do.
+fn service_account_tokens(
+    cfg: &CompletedConfig,
+    pki: &Pki,
+) -> anyhow::Result<crate::auth::serviceaccount::TokenIssuer> {
+    let read = |flag: &str, f: &std::path::Path| {
+        std::fs::read_to_string(f).with_context(|| format!("--{flag} {}", f.display()))
+    };
+    let signing = match &cfg.service_account_signing_key_file {
+        Some(f) => read("service-account-signing-key-file", f)?,
+        None => pki.service_account_key_pem.clone(),
+    };
+    let mut verify = Vec::new();
+    for f in &cfg.service_account_key_files {
+        verify.push(read("service-account-key-file", f)?);
+    }
+    if verify.is_empty() {
+        // The signing key verifies its own tokens.
+        verify.push(match &cfg.service_account_signing_key_file {
+            Some(_) => signing.clone(),
+            None => pki.service_account_pub_pem.clone(),
+        });
+    }
+    crate::auth::serviceaccount::TokenIssuer::new(
+        &signing,
+        &verify,
+        cfg.service_account_issuer.clone(),
+        cfg.api_audiences.clone(),
+    )
+    .map_err(|e| anyhow::anyhow!(e))
 }
 
 fn tls_serving(cfg: &CompletedConfig, pki: &Pki) -> anyhow::Result<TlsServing> {

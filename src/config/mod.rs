@@ -142,6 +142,14 @@ pub struct ServeOptions {
     #[arg(long, default_value = crate::auth::serviceaccount::DEFAULT_ISSUER, value_name = "URL")]
     pub service_account_issuer: String,
 
+    /// PEM files with public keys (or certificates, or private keys) that verify ServiceAccount tokens; repeatable (default: the signing key's).
+    #[arg(long, value_delimiter = ',', value_name = "FILE")]
+    pub service_account_key_file: Vec<PathBuf>,
+
+    /// PEM private key (RSA or ECDSA P-256) that signs ServiceAccount tokens (default: <cert-dir>/sa.key, generated).
+    #[arg(long, value_name = "FILE")]
+    pub service_account_signing_key_file: Option<PathBuf>,
+
     /// Audiences the API accepts in tokens, comma separated (default: the issuer).
     #[arg(long, value_delimiter = ',', value_name = "AUDIENCES")]
     pub api_audiences: Vec<String>,
@@ -391,8 +399,11 @@ pub struct CompletedConfig {
     pub max_requests_inflight: u32,
     pub max_mutating_requests_inflight: u32,
     pub request_timeout: Duration,
-    pub kubeconfig_out: PathBuf,
+    /// Where the admin kubeconfig goes; `None` writes none (kube-apiserver's way).
+    pub kubeconfig_out: Option<PathBuf>,
     pub service_account_issuer: String,
+    pub service_account_key_files: Vec<PathBuf>,
+    pub service_account_signing_key_file: Option<PathBuf>,
     pub api_audiences: Vec<String>,
     pub audit_policy_file: Option<PathBuf>,
     pub audit_log_path: Option<PathBuf>,
@@ -475,6 +486,10 @@ impl ServeOptions {
             ("tls-cert-file", &self.tls_cert_file),
             ("tls-private-key-file", &self.tls_private_key_file),
             ("audit-policy-file", &self.audit_policy_file),
+            (
+                "service-account-signing-key-file",
+                &self.service_account_signing_key_file,
+            ),
         ] {
             if let Some(f) = file {
                 if !f.is_file() {
@@ -494,9 +509,10 @@ impl ServeOptions {
             secure_port: self.secure_port,
             bind_address: self.bind_address,
             advertise_address,
-            kubeconfig_out: self
-                .kubeconfig_out
-                .unwrap_or_else(|| data_dir.join("admin.kubeconfig")),
+            kubeconfig_out: Some(
+                self.kubeconfig_out
+                    .unwrap_or_else(|| data_dir.join("admin.kubeconfig")),
+            ),
             cert_dir,
             data_dir,
             tls_cert_file: self.tls_cert_file.zip(self.tls_private_key_file),
@@ -523,6 +539,8 @@ impl ServeOptions {
             audit_policy_file: self.audit_policy_file,
             audit_log_path: self.audit_log_path,
             service_account_issuer: self.service_account_issuer,
+            service_account_key_files: self.service_account_key_file,
+            service_account_signing_key_file: self.service_account_signing_key_file,
             api_audiences: self.api_audiences,
         })
     }
