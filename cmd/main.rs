@@ -3,6 +3,7 @@
 mod apiservice;
 mod completions;
 mod etcd;
+mod kube_apiserver;
 mod routes;
 mod sample_apiserver;
 mod scaffold;
@@ -102,6 +103,21 @@ fn init_logging(verbosity: u8) {
 }
 
 fn main() -> ExitCode {
+    // Started as kube-apiserver (a symlink named so), or `kapi kube-apiserver`:
+    // kube-apiserver's command line, not kapi's.
+    let args: Vec<String> = std::env::args().collect();
+    let invoked_as = args
+        .first()
+        .map(std::path::Path::new)
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    if invoked_as == "kube-apiserver" {
+        return kube_apiserver::run(args[1..].to_vec());
+    }
+    if args.get(1).map(String::as_str) == Some("kube-apiserver") {
+        return kube_apiserver::run(args[2..].to_vec());
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

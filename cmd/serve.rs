@@ -51,6 +51,11 @@ impl StartObserver for Progress {
 }
 
 pub fn run(opts: ServeOptions) -> ExitCode {
+    run_with(opts, || {})
+}
+
+/// [`run`], calling `started` once kapi serves (before it prints its address).
+pub fn run_with(opts: ServeOptions, started: impl FnOnce()) -> ExitCode {
     let cfg = match opts.complete() {
         Ok(cfg) => cfg,
         Err(e) => {
@@ -78,7 +83,7 @@ pub fn run(opts: ServeOptions) -> ExitCode {
             r = app::start(cfg, &progress) => Some(r),
             _ = signals.wait() => None,
         };
-        let started = match starting {
+        let serving = match starting {
             Some(Ok(s)) => s,
             Some(Err(e)) => {
                 progress.finish();
@@ -92,18 +97,19 @@ pub fn run(opts: ServeOptions) -> ExitCode {
             }
         };
         progress.finish();
+        started();
         println!(
             "kapi listening on https://{} (started in {} ms)",
-            started.addr,
-            started.started_in.as_millis()
+            serving.addr,
+            serving.started_in.as_millis()
         );
-        if let Some(path) = &started.kubeconfig {
+        if let Some(path) = &serving.kubeconfig {
             let kubeconfig = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
             println!("export KUBECONFIG={}", kubeconfig.display());
         }
         signals.wait().await;
         tracing::info!("shutting down: no new connections, letting in-flight requests finish");
-        started.shutdown().await;
+        serving.shutdown().await;
         tracing::info!("stopped");
         ExitCode::SUCCESS
     })

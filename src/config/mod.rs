@@ -2,6 +2,7 @@
 //! resolved, paths derived, values checked, before anything starts.
 
 pub mod duration;
+pub mod kube_apiserver;
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
@@ -419,6 +420,23 @@ pub struct FlagError {
 }
 
 impl ServeOptions {
+    /// `kapi serve`'s defaults, as if no flag were given.
+    pub fn defaults() -> ServeOptions {
+        use clap::{FromArgMatches, Parser};
+        #[derive(Parser)]
+        struct Bare {
+            #[command(flatten)]
+            opts: ServeOptions,
+        }
+        let matches = <Bare as clap::CommandFactory>::command().get_matches_from(["kapi"]);
+        // Every field has a default, so this cannot fail; the fallback keeps
+        // it free of panics all the same.
+        match Bare::from_arg_matches(&matches) {
+            Ok(b) => b.opts,
+            Err(_) => Bare::parse_from(["kapi"]).opts,
+        }
+    }
+
     pub fn complete(self) -> Result<CompletedConfig, FlagError> {
         let data_dir = self.data_dir;
         let cert_dir = self.cert_dir.unwrap_or_else(|| data_dir.join("pki"));
