@@ -70,6 +70,14 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
 impl Started {
     /// Stops accepting, lets in-flight requests finish (bounded), stops the
     /// controllers and closes storage with every acknowledged write flushed.
+    /// Tells the listener and every loop to stop, without waiting for them
+    /// (for a server dropped where nothing can be awaited).
+    pub fn stop_now(&self) {
+        self.shutting_down.store(true, Ordering::Release);
+        self.stop.cancel();
+        self.background.cancel();
+    }
+
     pub async fn shutdown(self) {
         self.shutting_down.store(true, Ordering::Release);
         self.stop.cancel();

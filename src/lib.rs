@@ -20,6 +20,8 @@ pub mod routes;
 pub mod server;
 pub mod storage;
 pub mod templates;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod trace;
 pub mod version;
 

@@ -436,8 +436,7 @@ impl CommandLine {
                 };
                 cl.set(flag, &format!("--{}", flag.name), value)?;
             } else if let Some(shorts) = arg.strip_prefix('-').filter(|s| !s.is_empty()) {
-                let mut chars = shorts.char_indices();
-                while let Some((i, c)) = chars.next() {
+                for (i, c) in shorts.char_indices() {
                     let flag = flags()
                         .iter()
                         .find(|f| f.shorthand == Some(c))

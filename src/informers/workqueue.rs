@@ -99,6 +99,8 @@ struct Shared {
     state: Mutex<State>,
     ready: Notify,
     drained: Notify,
+    /// Cancelled at shut-down: delayed adds still sleeping end with it.
+    stopped: tokio_util::sync::CancellationToken,
 }
 
 /// A cloneable handle to one queue.
@@ -127,6 +129,7 @@ impl WorkQueue {
             }),
             ready: Notify::new(),
             drained: Notify::new(),
+            stopped: tokio_util::sync::CancellationToken::new(),
         });
         metrics.queues.lock().push(Arc::downgrade(&shared));
         WorkQueue { shared }
@@ -164,8 +167,12 @@ impl WorkQueue {
             return;
         }
         let weak = Arc::downgrade(&self.shared);
+        let stopped = self.shared.stopped.clone();
         tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = stopped.cancelled() => return,
+            }
             if let Some(shared) = weak.upgrade() {
                 WorkQueue { shared }.add(key);
             }
@@ -253,6 +260,7 @@ impl WorkQueue {
     /// already queued are taken; this waits until those in progress are done.
     pub async fn shut_down_with_drain(&self) {
         self.shared.state.lock().shutting_down = true;
+        self.shared.stopped.cancel();
         self.shared.ready.notify_waiters();
         loop {
             let drained = self.shared.drained.notified();
@@ -274,6 +282,7 @@ impl WorkQueue {
         st.queue.clear();
         st.dirty.clear();
         drop(st);
+        self.shared.stopped.cancel();
         self.shared.ready.notify_waiters();
     }
 }

@@ -348,6 +348,27 @@ impl Store<'_> {
     }
 }
 
+/// A client certificate for user `cn` in groups `orgs`, signed by the CA
+/// given as PEM: (certificate, key).
+pub fn client_certificate(
+    ca_cert_pem: &str,
+    ca_key_pem: &str,
+    cn: &str,
+    orgs: &[&str],
+) -> Result<(String, String), PkiError> {
+    let gen = |source| PkiError::Generate {
+        what: "client certificate",
+        source,
+    };
+    let ca_key = KeyPair::from_pem(ca_key_pem).map_err(gen)?;
+    let issuer = Issuer::from_ca_cert_pem(ca_cert_pem, ca_key).map_err(gen)?;
+    let key = KeyPair::generate().map_err(gen)?;
+    let cert = client_params(cn, orgs)
+        .signed_by(&key, &issuer)
+        .map_err(gen)?;
+    Ok((cert.pem(), key.serialize_pem()))
+}
+
 /// A CA and a serving certificate it signs for `names`, kept in `dir` as
 /// `<ca>.crt/.key` and `<name>.crt/.key` and reused while valid (for
 /// servers other than kapi: the sample aggregated API server).

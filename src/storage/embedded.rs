@@ -816,7 +816,12 @@ impl Backend for Embedded {
                 }
             }
             loop {
-                match live_events.recv().await {
+                // A watcher that went away ends its task now, not at the next write.
+                let received = tokio::select! {
+                    r = live_events.recv() => r,
+                    _ = tx.closed() => return,
+                };
+                match received {
                     Ok(batch) => {
                         let mut last = None;
                         for ev in batch.events.iter() {

@@ -1,0 +1,243 @@
+//! `kapi::testing`: many in-process servers in one test binary, each with
+//! its own CRD and a kube-runtime controller, isolated from each other and
+//! gone without a trace when dropped; clients for other users and
+//! ServiceAccounts see what RBAC lets them see.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kapi::testing::Server;
+use kube::api::{DynamicObject, GroupVersionKind, PostParams};
+use kube::discovery::ApiResource;
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::Api;
+use serde_json::json;
+
+/// A CRD of its own for server `i`: group `s<i>.example.com`, kind `Thing`.
+fn crd(i: usize) -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("things.s{i}.example.com")},
+        "spec": {"group": format!("s{i}.example.com"), "scope": "Namespaced",
+            "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+            "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {
+                "type": "object", "properties": {"spec": {"type": "object",
+                    "properties": {"n": {"type": "integer"}}}}}}}]}
+    }))
+    .expect("crd")
+}
+
+fn resource(i: usize) -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(&format!("s{i}.example.com"), "v1", "Thing"),
+        "things",
+    )
+}
+
+/// Reconciles a Thing into a ConfigMap `thing-<name>` holding its `n`.
+async fn reconcile(
+    thing: Arc<DynamicObject>,
+    client: Arc<kube::Client>,
+) -> Result<Action, kube::Error> {
+    let name = thing.metadata.name.clone().unwrap_or_default();
+    let n = thing.data["spec"]["n"].to_string();
+    let cm: ConfigMap = serde_json::from_value(json!({
+        "apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": format!("thing-{name}")}, "data": {"n": n}
+    }))
+    .map_err(kube::Error::SerdeError)?;
+    let api: Api<ConfigMap> = Api::namespaced((*client).clone(), "default");
+    api.patch(
+        &format!("thing-{name}"),
+        &kube::api::PatchParams::apply("things").force(),
+        &kube::api::Patch::Apply(&cm),
+    )
+    .await?;
+    Ok(Action::await_change())
+}
+
+async fn one_server(i: usize) -> (Server, std::path::PathBuf, u16) {
+    let server = Server::builder().crd(crd(i)).start().await.expect("start");
+    let client = server.client();
+    let ar = resource(i);
+    let things: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &ar);
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let controller = tokio::spawn({
+        let client = client.clone();
+        let things = Api::<DynamicObject>::all_with(client.clone(), &ar);
+        async move {
+            Controller::new_with(things, watcher::Config::default(), ar)
+                .graceful_shutdown_on(async move {
+                    let _ = stop_rx.await;
+                })
+                .run(
+                    reconcile,
+                    |_, _, _| Action::requeue(Duration::from_millis(100)),
+                    Arc::new(client),
+                )
+                .for_each(|_| async {})
+                .await;
+        }
+    });
+    let mut thing = DynamicObject::new("t", &resource(i));
+    thing.data = json!({"spec": {"n": i}});
+    things
+        .create(&PostParams::default(), &thing)
+        .await
+        .expect("create thing");
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let mut seen = None;
+    for _ in 0..400 {
+        if let Some(cm) = configmaps.get_opt("thing-t").await.expect("get") {
+            seen = cm.data.and_then(|d| d.get("n").cloned());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(
+        seen,
+        Some(i.to_string()),
+        "server {i}: the controller never reconciled"
+    );
+    let _ = stop_tx.send(());
+    controller.await.expect("controller");
+    let dir = server
+        .kubeconfig_path()
+        .parent()
+        .expect("data dir")
+        .to_path_buf();
+    let port: u16 = server
+        .url()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    (server, dir, port)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sixteen_servers_run_side_by_side_and_leave_nothing_behind() {
+    const N: usize = 16;
+    let started = futures::future::join_all((0..N).map(one_server)).await;
+    // Isolation: each server has its own group only, and its own objects.
+    for (i, (server, _, _)) in started.iter().enumerate() {
+        let groups = server.client().list_api_groups().await.expect("groups");
+        let mine: Vec<String> = groups
+            .groups
+            .iter()
+            .map(|g| g.name.clone())
+            .filter(|g| g.ends_with(".example.com"))
+            .collect();
+        assert_eq!(mine, [format!("s{i}.example.com")], "server {i}");
+        let cms: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+        let names: Vec<String> = cms
+            .list(&Default::default())
+            .await
+            .expect("list")
+            .items
+            .into_iter()
+            .filter_map(|c| c.metadata.name)
+            .filter(|n| n.starts_with("thing-"))
+            .collect();
+        assert_eq!(names, ["thing-t"], "server {i}");
+    }
+    let alive_before = tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks();
+    let mut gone = Vec::new();
+    for (server, dir, port) in started {
+        server.shutdown().await;
+        gone.push((dir, port));
+    }
+    for (dir, port) in gone {
+        assert!(!dir.exists(), "{} was left behind", dir.display());
+        let refused = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err();
+        assert!(refused, "port {port} still accepts connections");
+    }
+    // Every server's tasks end with it (give stragglers a moment).
+    let mut alive = usize::MAX;
+    for _ in 0..100 {
+        alive = tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks();
+        if alive == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(
+        alive, 0,
+        "tasks left running (of {alive_before} while serving)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_for_users_and_service_accounts_are_held_to_rbac() {
+    let server = Server::start().await.expect("start");
+    let jane = server
+        .client_for_user("jane", &["developers"])
+        .await
+        .expect("jane");
+    let cms: Api<ConfigMap> = Api::namespaced(jane.clone(), "default");
+    let err = cms
+        .list(&Default::default())
+        .await
+        .expect_err("jane may not list");
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 403),
+        "{err}"
+    );
+    let admins = server
+        .client_for_user("root", &["system:masters"])
+        .await
+        .expect("root");
+    Api::<ConfigMap>::namespaced(admins, "default")
+        .list(&Default::default())
+        .await
+        .expect("system:masters may list");
+    let robot = server
+        .client_for_service_account("default", "robot")
+        .await
+        .expect("robot");
+    let err = Api::<ConfigMap>::namespaced(robot, "default")
+        .list(&Default::default())
+        .await
+        .expect_err("a fresh ServiceAccount may not list");
+    match err {
+        kube::Error::Api(s) => {
+            assert_eq!(s.code, 403);
+            assert!(
+                s.message.contains("system:serviceaccount:default:robot"),
+                "{}",
+                s.message
+            );
+        }
+        other => panic!("{other}"),
+    }
+    // A dropped server stops serving too.
+    let url = server.url().to_string();
+    drop(server);
+    let port: u16 = url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    let mut refused = false;
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(refused, "a dropped server still accepts connections");
+}
