@@ -98,6 +98,7 @@ pub fn run_with(opts: ServeOptions, started: impl FnOnce()) -> ExitCode {
         };
         progress.finish();
         started();
+        notify_systemd_ready();
         println!(
             "kapi listening on https://{} (started in {} ms)",
             serving.addr,
@@ -108,11 +109,46 @@ pub fn run_with(opts: ServeOptions, started: impl FnOnce()) -> ExitCode {
             println!("export KUBECONFIG={}", kubeconfig.display());
         }
         signals.wait().await;
+        let delay = serving.shutdown_delay();
+        if !delay.is_zero() {
+            // As kube-apiserver: /readyz fails at once, everything else is
+            // served for the delay (a second signal cuts it short).
+            serving.not_ready();
+            tracing::info!(delay = ?delay, "shutting down: /readyz fails, still serving for --shutdown-delay-duration");
+            tokio::select! {
+                _ = tokio::time::sleep(delay) => {}
+                _ = signals.wait() => {}
+            }
+        }
         tracing::info!("shutting down: no new connections, letting in-flight requests finish");
         serving.shutdown().await;
         tracing::info!("stopped");
         ExitCode::SUCCESS
     })
+}
+
+/// `READY=1` to systemd (`Type=notify` units) once serving, as
+/// kube-apiserver sends it; nothing when `NOTIFY_SOCKET` is unset.
+fn notify_systemd_ready() {
+    use std::os::unix::net::UnixDatagram;
+    let Some(path) = std::env::var_os("NOTIFY_SOCKET") else {
+        return;
+    };
+    let sent = UnixDatagram::unbound().and_then(|sock| {
+        let bytes = path.as_encoded_bytes();
+        match bytes.strip_prefix(b"@") {
+            // An abstract socket (Linux): `@name`.
+            Some(name) => {
+                use std::os::linux::net::SocketAddrExt;
+                let addr = std::os::unix::net::SocketAddr::from_abstract_name(name)?;
+                sock.send_to_addr(b"READY=1\n", &addr)
+            }
+            None => sock.send_to(b"READY=1\n", &path),
+        }
+    });
+    if let Err(e) = sent {
+        tracing::warn!(error = %e, "could not tell systemd kapi is ready (NOTIFY_SOCKET)");
+    }
 }
 
 /// SIGTERM and SIGINT, caught from the start so either stops kapi cleanly.

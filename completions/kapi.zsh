@@ -58,6 +58,7 @@ _arguments "${_arguments_options[@]}" : \
 '--max-requests-inflight=[Most non-mutating requests served at once; more get 429]:N:_default' \
 '--max-mutating-requests-inflight=[Most mutating requests served at once; more get 429]:N:_default' \
 '--request-timeout=[Deadline for non-long-running requests (Go duration)]:DURATION:_default' \
+'--shutdown-delay-duration=[After SIGTERM, keep serving this long with /readyz failing before draining, so load balancers stop sending (Go duration)]:DURATION:_default' \
 '--kubeconfig-out=[Where to write the admin kubeconfig (default\: <data-dir>/admin.kubeconfig)]:FILE:_files' \
 '--audit-policy-file=[audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path)]:FILE:_files' \
 '--audit-log-path=[Where audit events go, as JSON lines ("-" for stdout)]:FILE:_files' \

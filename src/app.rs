@@ -59,6 +59,7 @@ pub struct Started {
     background: CancellationToken,
     backend: Arc<dyn Backend>,
     shutting_down: Arc<AtomicBool>,
+    shutdown_delay: Duration,
     serving: JoinHandle<()>,
     /// The controller manager, awaited on shutdown so it can hand its lease back.
     manager: Arc<parking_lot::Mutex<Option<JoinHandle<()>>>>,
@@ -70,6 +71,17 @@ const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
 impl Started {
     /// Stops accepting, lets in-flight requests finish (bounded), stops the
     /// controllers and closes storage with every acknowledged write flushed.
+    /// `/readyz` fails from now on while everything keeps serving: the
+    /// start of a graceful shutdown (`--shutdown-delay-duration`).
+    pub fn not_ready(&self) {
+        self.shutting_down.store(true, Ordering::Release);
+    }
+
+    /// How long to keep serving after [`Started::not_ready`].
+    pub fn shutdown_delay(&self) -> Duration {
+        self.shutdown_delay
+    }
+
     /// Tells the listener and every loop to stop, without waiting for them
     /// (for a server dropped where nothing can be awaited).
     pub fn stop_now(&self) {
@@ -418,6 +430,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         background,
         backend,
         shutting_down,
+        shutdown_delay: cfg.shutdown_delay,
         serving,
         manager: manager_task,
     })

@@ -452,3 +452,67 @@ fn every_flag_is_honoured_ignored_or_refused_by_name() {
     assert!(refused_names.contains(&"encryption-provider-config".to_string()));
     assert!(refused_names.contains(&"runtime-config".to_string()));
 }
+
+#[test]
+fn shutdown_delay_keeps_serving_while_readyz_fails() {
+    let mut k = common::Kapi::start(&["--shutdown-delay-duration=4s"]);
+    common::unsafe_kill(k.child.id(), 15);
+    let admin = k.admin_client();
+    common::runtime().block_on(async {
+        let mut failing = None;
+        for _ in 0..200 {
+            let r = admin
+                .get(format!("{}/readyz?verbose", k.url))
+                .send()
+                .await
+                .expect("readyz");
+            if r.status().as_u16() != 200 {
+                failing = Some(r.text().await.unwrap_or_default());
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let body = failing.expect("/readyz never failed after SIGTERM");
+        assert!(body.contains("[-]shutdown failed"), "{body}");
+        // Everything else is still served during the delay.
+        let r = admin
+            .get(format!("{}/api/v1/namespaces/default", k.url))
+            .send()
+            .await
+            .expect("get");
+        assert_eq!(r.status().as_u16(), 200);
+        let r = admin
+            .get(format!("{}/livez", k.url))
+            .send()
+            .await
+            .expect("livez");
+        assert_eq!(r.status().as_u16(), 200);
+    });
+    let status =
+        common::wait_timeout(&mut k.child, Duration::from_secs(30)).expect("exits after the delay");
+    assert!(status.success());
+}
+
+#[test]
+fn systemd_is_told_when_kapi_is_ready() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let socket_path = dir.path().join("notify.sock");
+    let socket = std::os::unix::net::UnixDatagram::bind(&socket_path).expect("bind");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("timeout");
+    let data = tempfile::tempdir().expect("tmp");
+    let _server = Child(
+        Command::new(common::kapi_bin())
+            .args(["serve", "--secure-port", "0", "--data-dir"])
+            .arg(data.path())
+            .env("NOTIFY_SOCKET", &socket_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn"),
+    );
+    let mut buf = [0u8; 64];
+    let n = socket.recv(&mut buf).expect("READY=1 within 30 s");
+    assert_eq!(&buf[..n], b"READY=1\n");
+}

@@ -124,6 +124,7 @@ const HONOURED: &[&str] = &[
     "max-requests-inflight",
     "max-mutating-requests-inflight",
     "request-timeout",
+    "shutdown-delay-duration",
     "audit-policy-file",
     "audit-log-path",
     "service-account-issuer",
@@ -154,10 +155,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
     (
         "min-request-timeout",
         "watches end when the client or server stops",
-    ),
-    (
-        "shutdown-delay-duration",
-        "kapi drains in-flight requests on SIGTERM",
     ),
     (
         "shutdown-send-retry-after",
@@ -740,6 +737,10 @@ impl Personality {
         if let Some(v) = cl.get("request-timeout") {
             o.request_timeout =
                 crate::config::duration::parse(v).map_err(|e| parse_err("request-timeout", e))?;
+        }
+        if let Some(v) = cl.get("shutdown-delay-duration") {
+            o.shutdown_delay_duration = crate::config::duration::parse(v)
+                .map_err(|e| parse_err("shutdown-delay-duration", e))?;
         }
         o.audit_policy_file = path("audit-policy-file");
         o.audit_log_path = path("audit-log-path");

@@ -123,6 +123,10 @@ pub struct ServeOptions {
     #[arg(long, default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
     pub request_timeout: Duration,
 
+    /// After SIGTERM, keep serving this long with /readyz failing before draining, so load balancers stop sending (Go duration).
+    #[arg(long, default_value = "0s", value_parser = duration::parse, value_name = "DURATION")]
+    pub shutdown_delay_duration: Duration,
+
     /// Where to write the admin kubeconfig (default: <data-dir>/admin.kubeconfig).
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
@@ -400,6 +404,7 @@ pub struct CompletedConfig {
     pub max_requests_inflight: u32,
     pub max_mutating_requests_inflight: u32,
     pub request_timeout: Duration,
+    pub shutdown_delay: Duration,
     /// Where the admin kubeconfig goes; `None` writes none (kube-apiserver's way).
     pub kubeconfig_out: Option<PathBuf>,
     pub service_account_issuer: String,
@@ -549,6 +554,7 @@ impl ServeOptions {
             max_requests_inflight: self.max_requests_inflight,
             max_mutating_requests_inflight: self.max_mutating_requests_inflight,
             request_timeout: self.request_timeout,
+            shutdown_delay: self.shutdown_delay_duration,
             controllers: crate::controlplane::manager::Selection::parse(&self.controllers)
                 .map_err(|message| FlagError {
                     flag: "controllers",
