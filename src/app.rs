@@ -560,9 +560,9 @@ pub fn route_tables(catalog: &Catalog) -> Vec<RouteInfo> {
 
 async fn open_storage(cfg: &CompletedConfig) -> anyhow::Result<Arc<dyn Backend>> {
     let raw: Arc<dyn Backend> = match &cfg.storage {
-        StorageBackend::Embedded { dir } => {
-            let dir = dir.clone();
-            let b = tokio::task::spawn_blocking(move || Embedded::open(&dir))
+        StorageBackend::Embedded { dir, durable } => {
+            let (dir, durable) = (dir.clone(), *durable);
+            let b = tokio::task::spawn_blocking(move || Embedded::open_with(&dir, durable))
                 .await
                 .context("storage task")?
                 .map_err(|e| anyhow::anyhow!("--data-dir {}: {e}", cfg.data_dir.display()))?;
@@ -591,7 +591,7 @@ async fn open_storage(cfg: &CompletedConfig) -> anyhow::Result<Arc<dyn Backend>>
 
 fn storage_detail(cfg: &CompletedConfig) -> String {
     let at = match &cfg.storage {
-        StorageBackend::Embedded { dir } => format!("embedded store in {}", dir.display()),
+        StorageBackend::Embedded { dir, .. } => format!("embedded store in {}", dir.display()),
         StorageBackend::Etcd { endpoints, .. } => format!(
             "etcd at {} (prefix {})",
             endpoints.join(","),

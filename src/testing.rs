@@ -139,7 +139,11 @@ impl Builder {
         }
         // Nothing to compact in a test's lifetime.
         opts.etcd_compaction_interval = Duration::ZERO;
-        let cfg = opts.complete().map_err(|e| Error::Start(e.to_string()))?;
+        let mut cfg = opts.complete().map_err(|e| Error::Start(e.to_string()))?;
+        // The store goes with the test: commits need not wait for the disk.
+        if let crate::config::StorageBackend::Embedded { durable, .. } = &mut cfg.storage {
+            *durable = false;
+        }
         let started = app::start(cfg, &Quiet)
             .await
             .map_err(|e| Error::Start(format!("{e:#}")))?;

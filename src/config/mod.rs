@@ -370,6 +370,9 @@ fn admission_plugins(enable: &[String], disable: &[String]) -> Result<Vec<String
 pub enum StorageBackend {
     Embedded {
         dir: PathBuf,
+        /// Commits wait for the disk; off only for `kapi::testing`'s
+        /// throwaway stores.
+        durable: bool,
     },
     Etcd {
         endpoints: Vec<String>,
@@ -480,6 +483,7 @@ impl ServeOptions {
         let storage = if endpoints.is_empty() {
             StorageBackend::Embedded {
                 dir: data_dir.join("store"),
+                durable: true,
             }
         } else {
             StorageBackend::Etcd {

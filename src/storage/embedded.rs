@@ -158,6 +158,9 @@ const SNAPSHOT_ATTEMPTS: u32 = 10;
 
 struct Shared {
     db: Db,
+    /// Commits wait for the disk (fsync). Off only for stores that die with
+    /// their process anyway (a test's server in a temporary directory).
+    durable: bool,
     path: PathBuf,
     current: AtomicI64,
     compacted: AtomicI64,
@@ -174,6 +177,13 @@ impl Embedded {
     /// Opens (or creates) the store in `dir`. Foreign or damaged data is an
     /// error naming the file, never something to overwrite.
     pub fn open(dir: &Path) -> Result<Embedded, BackendError> {
+        Embedded::open_with(dir, true)
+    }
+
+    /// [`Embedded::open`]; with `durable` false a commit does not wait for
+    /// the disk, so a crash may lose acknowledged writes: for stores thrown
+    /// away with their process (`kapi::testing`), never for `kapi serve`.
+    pub fn open_with(dir: &Path, durable: bool) -> Result<Embedded, BackendError> {
         std::fs::create_dir_all(dir)
             .map_err(|e| BackendError::Unavailable(format!("{}: {e}", dir.display())))?;
         let path = dir.join("kapi.redb");
@@ -231,6 +241,7 @@ impl Embedded {
         let (events, _) = broadcast::channel(4096);
         let shared = Arc::new(Shared {
             db: Db::Writable(db),
+            durable,
             path,
             current: AtomicI64::new(current),
             compacted: AtomicI64::new(compacted),
@@ -354,6 +365,7 @@ impl Embedded {
         Ok(Embedded {
             shared: Arc::new(Shared {
                 db,
+                durable: true,
                 path,
                 current: AtomicI64::new(current),
                 compacted: AtomicI64::new(compacted),
@@ -462,7 +474,11 @@ fn apply_batch(
     batch: &[Pending],
     current: i64,
 ) -> Result<BatchResult, BackendError> {
-    let txn = shared.db.begin_write()?;
+    let mut txn = shared.db.begin_write()?;
+    if !shared.durable {
+        txn.set_durability(redb::Durability::None)
+            .map_err(internal)?;
+    }
     let mut outcomes = Vec::with_capacity(batch.len());
     let mut events = Vec::new();
     let mut rev = current;
