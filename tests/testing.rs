@@ -244,3 +244,52 @@ async fn clients_for_users_and_service_accounts_are_held_to_rbac() {
     }
     assert!(refused, "a dropped server still accepts connections");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crds_from_a_yaml_file_are_served_before_the_client_is_handed_out() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let path = dir.path().join("crds.yaml");
+    let crd_yaml = |plural: &str, kind: &str| {
+        format!(
+            "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: {plural}.yaml.example.com\nspec:\n  group: yaml.example.com\n  scope: Namespaced\n  names: {{plural: {plural}, singular: {}, kind: {kind}}}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema: {{type: object, x-kubernetes-preserve-unknown-fields: true}}\n",
+            plural.trim_end_matches('s')
+        )
+    };
+    std::fs::write(
+        &path,
+        format!(
+            "{}---\n{}",
+            crd_yaml("gadgets", "Gadget"),
+            crd_yaml("gizmos", "Gizmo")
+        ),
+    )
+    .expect("write");
+    let server = Server::builder()
+        .crd_yaml(&path)
+        .start()
+        .await
+        .expect("start");
+    // Served at once: no waiting in the test.
+    for (plural, kind) in [("gadgets", "Gadget"), ("gizmos", "Gizmo")] {
+        let ar = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("yaml.example.com", "v1", kind),
+            plural,
+        );
+        let api: Api<DynamicObject> = Api::namespaced_with(server.client(), "default", &ar);
+        api.create(&PostParams::default(), &DynamicObject::new("one", &ar))
+            .await
+            .unwrap_or_else(|e| panic!("{kind}: {e}"));
+    }
+    server.shutdown().await;
+
+    // A file that is not CRDs is an error naming it, before anything starts.
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(&bad, "kind: [unclosed").expect("write");
+    let err = Server::builder()
+        .crd_yaml(&bad)
+        .start()
+        .await
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("bad.yaml"), "{err}");
+}
