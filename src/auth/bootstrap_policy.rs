@@ -316,10 +316,18 @@ async fn reconcile_one(
 
 /// Every bootstrap object reconciled once; errors collected.
 async fn reconcile_all(registries: &Registries, objs: &[(&'static str, Value)]) -> Vec<String> {
+    // The objects are independent: written side by side, the store commits
+    // them in a few shared transactions instead of one each.
     let mut errors = Vec::new();
-    for (plural, obj) in objs {
-        if let Err(e) = reconcile_one(registries, plural, obj).await {
-            errors.push(e);
+    for chunk in objs.chunks(32) {
+        let mut pending = Vec::with_capacity(chunk.len());
+        for (plural, obj) in chunk {
+            pending.push(reconcile_one(registries, plural, obj));
+        }
+        for r in futures::future::join_all(pending).await {
+            if let Err(e) = r {
+                errors.push(e);
+            }
         }
     }
     errors
