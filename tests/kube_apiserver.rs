@@ -449,6 +449,12 @@ fn every_flag_is_honoured_ignored_or_refused_by_name() {
         err.contains("--etcd-servers"),
         "the start went on to etcd: {err}"
     );
+    // In plain words, without the transport's debug dump.
+    assert!(err.contains("Connection refused"), "{err}");
+    assert!(
+        !err.contains("tonic::") && !err.contains("ConnectError("),
+        "{err}"
+    );
     assert!(refused_names.contains(&"encryption-provider-config".to_string()));
     assert!(refused_names.contains(&"runtime-config".to_string()));
 }

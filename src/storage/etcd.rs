@@ -60,8 +60,33 @@ fn classify(e: etcd_client::Error) -> BackendError {
             current: 0,
         }
     } else {
-        BackendError::Unavailable(text)
+        BackendError::Unavailable(plain(&e))
     }
+}
+
+/// The error in words: gRPC's message and the causes beneath it
+/// (`tcp connect error: Connection refused (os error 111)`), not the
+/// transport's debug dump.
+fn plain(e: &etcd_client::Error) -> String {
+    let etcd_client::Error::GRpcStatus(status) = e else {
+        return e.to_string();
+    };
+    let mut parts: Vec<String> = Vec::new();
+    if !status.message().is_empty() {
+        parts.push(status.message().to_string());
+    }
+    let mut cause = std::error::Error::source(status);
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !text.is_empty() && !parts.iter().any(|p| p.contains(&text)) {
+            parts.push(text);
+        }
+        cause = c.source();
+    }
+    if parts.is_empty() {
+        parts.push(format!("{:?}", status.code()).to_lowercase());
+    }
+    parts.join(": ")
 }
 
 fn convert(kv: &etcd_client::KeyValue) -> KeyValue {
