@@ -227,14 +227,8 @@ impl Server {
             .dir
             .path()
             .join(format!("user-{}.kubeconfig", file_safe(name)));
-        self.write_kubeconfig(
-            &path,
-            &format!(
-                "    client-certificate-data: {}\n    client-key-data: {}\n",
-                b64(cert.as_bytes()),
-                b64(key.as_bytes())
-            ),
-        )?;
+        crate::pki::write_client_kubeconfig(&path, &ca_cert, &self.url, name, &cert, &key)
+            .map_err(|e| Error::Credentials(e.to_string()))?;
         client_from(&path).await
     }
 

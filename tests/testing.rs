@@ -175,8 +175,10 @@ async fn sixteen_servers_run_side_by_side_and_leave_nothing_behind() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(
-        alive, 0,
-        "tasks left running (of {alive_before} while serving)"
+        alive,
+        0,
+        "tasks left running {} ms after shutdown (of {alive_before} while serving)",
+        settling.elapsed().as_millis()
     );
 }
 

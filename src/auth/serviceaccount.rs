@@ -104,10 +104,11 @@ impl TokenIssuer {
         if decoding.is_empty() {
             return Err("service account key: no public key to verify tokens with".into());
         }
+        // As upstream: the kid is the SHA-256 of the public key's DER.
         use sha2::Digest;
         let key_id = base64::Engine::encode(
             &base64::engine::general_purpose::URL_SAFE_NO_PAD,
-            sha2::Sha256::digest(private_pem.as_bytes()),
+            sha2::Sha256::digest(public_der_of(private_pem).unwrap_or_default()),
         );
         let api_audiences = if api_audiences.is_empty() {
             vec![issuer.clone()]
@@ -272,6 +273,23 @@ fn signing_key(pem: &str) -> Result<(Algorithm, EncodingKey), String> {
         .map(|k| (Algorithm::ES256, k))
         .or_else(|_| EncodingKey::from_rsa_pem(pem.as_bytes()).map(|k| (Algorithm::RS256, k)))
         .map_err(|e| format!("{label} is neither ECDSA P-256 nor RSA: {e}"))
+}
+
+/// The public half of a private key PEM, as DER.
+fn public_der_of(private_pem: &str) -> Option<Vec<u8>> {
+    let (label, der) = pem_blocks(private_pem)
+        .ok()?
+        .into_iter()
+        .find(|(l, _)| l.ends_with("PRIVATE KEY"))?;
+    if label == "RSA PRIVATE KEY" {
+        return rsa_public_of_pkcs1(&der).ok();
+    }
+    let public = rcgen::KeyPair::from_pem(private_pem).ok()?.public_key_pem();
+    pem_blocks(&public)
+        .ok()?
+        .into_iter()
+        .next()
+        .map(|(_, der)| der)
 }
 
 /// A public key as SubjectPublicKeyInfo PEM: either kind of key verifies.

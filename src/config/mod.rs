@@ -430,19 +430,14 @@ pub struct FlagError {
 impl ServeOptions {
     /// `kapi serve`'s defaults, as if no flag were given.
     pub fn defaults() -> ServeOptions {
-        use clap::{FromArgMatches, Parser};
+        use clap::Parser;
         #[derive(Parser)]
         struct Bare {
             #[command(flatten)]
             opts: ServeOptions,
         }
-        let matches = <Bare as clap::CommandFactory>::command().get_matches_from(["kapi"]);
-        // Every field has a default, so this cannot fail; the fallback keeps
-        // it free of panics all the same.
-        match Bare::from_arg_matches(&matches) {
-            Ok(b) => b.opts,
-            Err(_) => Bare::parse_from(["kapi"]).opts,
-        }
+        // Every flag has a default, so an empty command line always parses.
+        Bare::parse_from(["kapi"]).opts
     }
 
     pub fn complete(self) -> Result<CompletedConfig, FlagError> {

@@ -5,7 +5,7 @@
 
 mod kubeconfig;
 
-pub use kubeconfig::{server_url, write_admin_kubeconfig};
+pub use kubeconfig::{server_url, write_admin_kubeconfig, write_client_kubeconfig};
 
 use std::fs;
 use std::io::Write;

@@ -84,7 +84,7 @@ fn plain(e: &etcd_client::Error) -> String {
         cause = c.source();
     }
     if parts.is_empty() {
-        parts.push(format!("{:?}", status.code()).to_lowercase());
+        parts.push(status.code().description().to_string());
     }
     parts.join(": ")
 }
