@@ -466,3 +466,8 @@ impl Strategy for DaemonSetStrategy {
         Some(&DAEMONSET_COLUMNS)
     }
 }
+
+/// TODO(helper): being written.
+pub struct ControllerRevisionStrategy;
+
+impl Strategy for ControllerRevisionStrategy {}

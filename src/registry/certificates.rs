@@ -143,3 +143,8 @@ mod tests {
         );
     }
 }
+
+/// TODO(helper): being written.
+pub struct CertificateSigningRequestStrategy;
+
+impl super::strategy::Strategy for CertificateSigningRequestStrategy {}

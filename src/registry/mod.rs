@@ -3,6 +3,7 @@
 //! Each stage of the write path is a named step: decode, default, prepare,
 //! admit, validate, encode, store.
 
+pub mod admissionregistration;
 pub mod apiregistration;
 pub mod apps;
 pub mod autoscaling;
@@ -11,13 +12,19 @@ pub mod certificates;
 pub mod conversion;
 pub mod coordination;
 pub mod core;
+pub mod discovery;
+pub mod events;
 pub mod fieldmanager;
+pub mod flowcontrol;
 pub mod helpers;
+pub mod ipaddress;
 pub mod meta;
 pub mod networking;
+pub mod node;
 pub mod patch;
 pub mod policy;
 pub mod rbac;
+pub mod resource;
 pub mod reviews;
 pub mod scheduling;
 pub mod storage_kinds;
@@ -453,9 +460,10 @@ impl Registry {
             Some(custom) => strategy::StrategyRef::Dynamic(
                 crate::apiextensions::customresource::strategy(custom.clone()),
             ),
-            None => {
-                strategy::StrategyRef::Static(strategy::for_kind(&resource.group, &resource.kind))
-            }
+            None => strategy::StrategyRef::Static(
+                strategy::for_kind(&resource.group, &resource.kind)
+                    .unwrap_or(&strategy::NeverStored),
+            ),
         };
         let key_root = format!("{}/{}/", registries.prefix, resource.storage_path);
         let cacher = resource.is_stored().then(|| {

@@ -277,3 +277,15 @@ mod tests {
         );
     }
 }
+
+// TODO(helper): being written.
+pub struct CSIDriverStrategy;
+impl Strategy for CSIDriverStrategy {}
+pub struct CSINodeStrategy;
+impl Strategy for CSINodeStrategy {}
+pub struct CSIStorageCapacityStrategy;
+impl Strategy for CSIStorageCapacityStrategy {}
+pub struct VolumeAttachmentStrategy;
+impl Strategy for VolumeAttachmentStrategy {}
+pub struct VolumeAttributesClassStrategy;
+impl Strategy for VolumeAttributesClassStrategy {}

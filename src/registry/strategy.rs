@@ -1,6 +1,6 @@
 //! Per-resource behaviour (upstream's RESTCreateStrategy and friends):
 //! defaults, what create and update reset, validation, Table columns.
-//! Kinds without their own strategy get [`Generic`].
+//! Every stored built-in kind has its own (see `for_kind`).
 
 use serde_json::Value;
 
@@ -73,14 +73,18 @@ pub trait Strategy: Send + Sync {
     }
 }
 
-/// Kinds with no behaviour of their own.
-pub struct Generic;
+/// Resources that are never stored (reviews, `pods/binding`'s Binding,
+/// ComponentStatus, the connect options): their handlers do their own
+/// checks, so the registry's write path never runs a strategy for them.
+pub struct NeverStored;
 
-impl Strategy for Generic {}
+impl Strategy for NeverStored {}
 
-/// The strategy for a kind.
-pub fn for_kind(group: &str, kind: &str) -> &'static dyn Strategy {
-    match (group, kind) {
+/// The strategy of a built-in kind; `None` for a kind kapi does not serve
+/// (or serves without storing: see [`NeverStored`]).
+pub fn for_kind(group: &str, kind: &str) -> Option<&'static dyn Strategy> {
+    use super::{admissionregistration as admreg, resource};
+    let s: &'static dyn Strategy = match (group, kind) {
         ("", "Namespace") => &super::core::NamespaceStrategy,
         ("", "ConfigMap") => &super::core::ConfigMapStrategy,
         ("", "Secret") => &super::core::SecretStrategy,
@@ -91,10 +95,12 @@ pub fn for_kind(group: &str, kind: &str) -> &'static dyn Strategy {
         ("apps", "ReplicaSet") => &super::apps::ReplicaSetStrategy,
         ("apps", "StatefulSet") => &super::apps::StatefulSetStrategy,
         ("apps", "DaemonSet") => &super::apps::DaemonSetStrategy,
+        ("apps", "ControllerRevision") => &super::apps::ControllerRevisionStrategy,
         ("", "PersistentVolumeClaim") => &super::core::PersistentVolumeClaimStrategy,
         ("", "PersistentVolume") => &super::core::PersistentVolumeStrategy,
         ("", "Node") => &super::core::NodeStrategy,
         ("", "Event") => &super::core::EventStrategy,
+        ("events.k8s.io", "Event") => &super::events::EventStrategy,
         ("", "LimitRange") => &super::core::LimitRangeStrategy,
         ("", "ResourceQuota") => &super::core::ResourceQuotaStrategy,
         ("", "Endpoints") => &super::core::EndpointsStrategy,
@@ -106,35 +112,62 @@ pub fn for_kind(group: &str, kind: &str) -> &'static dyn Strategy {
         ("networking.k8s.io", "Ingress") => &super::networking::IngressStrategy,
         ("networking.k8s.io", "IngressClass") => &super::networking::IngressClassStrategy,
         ("networking.k8s.io", "NetworkPolicy") => &super::networking::NetworkPolicyStrategy,
+        ("networking.k8s.io", "IPAddress") => &super::ipaddress::IPAddressStrategy,
+        ("networking.k8s.io", "ServiceCIDR") => &super::ipaddress::ServiceCIDRStrategy,
+        ("discovery.k8s.io", "EndpointSlice") => &super::discovery::EndpointSliceStrategy,
         ("coordination.k8s.io", "Lease") => &super::coordination::LeaseStrategy,
         ("policy", "PodDisruptionBudget") => &super::policy::PodDisruptionBudgetStrategy,
         ("autoscaling", "HorizontalPodAutoscaler") => {
             &super::autoscaling::HorizontalPodAutoscalerStrategy
         }
         ("storage.k8s.io", "StorageClass") => &super::storage_kinds::StorageClassStrategy,
+        ("storage.k8s.io", "CSIDriver") => &super::storage_kinds::CSIDriverStrategy,
+        ("storage.k8s.io", "CSINode") => &super::storage_kinds::CSINodeStrategy,
+        ("storage.k8s.io", "CSIStorageCapacity") => {
+            &super::storage_kinds::CSIStorageCapacityStrategy
+        }
+        ("storage.k8s.io", "VolumeAttachment") => &super::storage_kinds::VolumeAttachmentStrategy,
+        ("storage.k8s.io", "VolumeAttributesClass") => {
+            &super::storage_kinds::VolumeAttributesClassStrategy
+        }
         ("scheduling.k8s.io", "PriorityClass") => &super::scheduling::PriorityClassStrategy,
+        ("node.k8s.io", "RuntimeClass") => &super::node::RuntimeClassStrategy,
+        ("certificates.k8s.io", "CertificateSigningRequest") => {
+            &super::certificates::CertificateSigningRequestStrategy
+        }
+        ("flowcontrol.apiserver.k8s.io", "FlowSchema") => &super::flowcontrol::FlowSchemaStrategy,
+        ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration") => {
+            &super::flowcontrol::PriorityLevelConfigurationStrategy
+        }
+        ("admissionregistration.k8s.io", "MutatingWebhookConfiguration") => {
+            &admreg::MutatingWebhookConfigurationStrategy
+        }
+        ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration") => {
+            &admreg::ValidatingWebhookConfigurationStrategy
+        }
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") => {
+            &admreg::ValidatingAdmissionPolicyStrategy
+        }
+        ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding") => {
+            &admreg::ValidatingAdmissionPolicyBindingStrategy
+        }
+        ("resource.k8s.io", "DeviceClass") => &resource::DeviceClassStrategy,
+        ("resource.k8s.io", "ResourceClaim") => &resource::ResourceClaimStrategy,
+        ("resource.k8s.io", "ResourceClaimTemplate") => &resource::ResourceClaimTemplateStrategy,
+        ("resource.k8s.io", "ResourceSlice") => &resource::ResourceSliceStrategy,
         ("rbac.authorization.k8s.io", "Role") => &super::rbac::RoleStrategy,
         ("rbac.authorization.k8s.io", "ClusterRole") => &super::rbac::ClusterRoleStrategy,
         ("rbac.authorization.k8s.io", "RoleBinding") => &super::rbac::RoleBindingStrategy,
         ("rbac.authorization.k8s.io", "ClusterRoleBinding") => {
             &super::rbac::ClusterRoleBindingStrategy
         }
-        ("rbac.authorization.k8s.io", _) => &PathSegmentNames,
         ("apiregistration.k8s.io", "APIService") => &super::apiregistration::ApiServiceStrategy,
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
             &crate::apiextensions::crd::CrdStrategy
         }
-        _ => &Generic,
-    }
-}
-
-/// RBAC objects are named like `system:controller:foo`.
-pub struct PathSegmentNames;
-
-impl Strategy for PathSegmentNames {
-    fn name_rule(&self) -> NameRule {
-        NameRule::PathSegment
-    }
+        _ => return None,
+    };
+    Some(s)
 }
 
 pub const NAME_DESCRIPTION: &str = "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names";
@@ -236,6 +269,19 @@ pub fn age_column() -> Column {
 
 #[cfg(test)]
 mod tests {
+    /// A kind stored without a strategy of its own would be stored without
+    /// upstream's defaults and validation.
+    #[test]
+    fn every_stored_built_in_kind_has_its_own_strategy() {
+        let missing: Vec<String> = crate::controlplane::builtin::BUILTINS
+            .iter()
+            .filter(|d| !d.storage_path.is_empty())
+            .filter(|d| super::for_kind(d.group, d.kind).is_none())
+            .map(|d| format!("{}/{}", d.group, d.kind))
+            .collect();
+        assert!(missing.is_empty(), "stored without a strategy: {missing:?}");
+    }
+
     #[test]
     fn human_durations() {
         assert_eq!(super::human_duration(5), "5s");

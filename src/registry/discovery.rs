@@ -1,0 +1,8 @@
+//! Strategies of discovery.k8s.io. TODO(helper): being written.
+
+use super::strategy::Strategy;
+
+pub struct EndpointSliceStrategy;
+
+impl Strategy for EndpointSliceStrategy {}
+
