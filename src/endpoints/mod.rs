@@ -847,7 +847,7 @@ impl ResourceHandler {
             "delete" => {
                 let opts = self.delete_options(req, &q).await?;
                 let (obj, gone) = registry.delete(ns, name, &opts).await?;
-                if gone {
+                if gone && !registry.strategy.returns_deleted_object() {
                     Ok(responses::object(
                         StatusCode::OK,
                         status_success(&r, &obj),

@@ -32,6 +32,10 @@ static NAMESPACE_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock
 });
 
 impl Strategy for NamespaceStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn name_rule(&self) -> NameRule {
         NameRule::Label
     }
@@ -310,6 +314,10 @@ static SA_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(|
 });
 
 impl Strategy for ServiceAccountStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn columns(&self) -> Option<&'static [Column]> {
         Some(&SA_COLUMNS)
     }
@@ -381,6 +389,10 @@ static SERVICE_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::
 });
 
 impl Strategy for ServiceStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn name_rule(&self) -> NameRule {
         NameRule::Dns1035
     }
@@ -933,6 +945,10 @@ fn default_requests_to_limits(spec: &mut Map<String, Value>) {
 }
 
 impl Strategy for PodStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn default(&self, obj: &mut Value) {
         if let Some(spec) = obj_mut(obj, "spec") {
             default_pod_spec(spec);
@@ -955,6 +971,21 @@ impl Strategy for PodStrategy {
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_pod_spec(&obj["spec"], "spec")
+    }
+
+    /// A pod on a node gets its grace period for the kubelet to stop it;
+    /// one never scheduled, or already finished, goes at once.
+    fn graceful_delete_period(&self, pod: &Value, requested: Option<i64>) -> Option<i64> {
+        let unscheduled = pod["spec"]["nodeName"].as_str().unwrap_or("").is_empty();
+        let finished = matches!(pod["status"]["phase"].as_str(), Some("Failed" | "Succeeded"));
+        if unscheduled || finished {
+            return Some(0);
+        }
+        Some(
+            requested
+                .or_else(|| pod["spec"]["terminationGracePeriodSeconds"].as_i64())
+                .unwrap_or(0),
+        )
     }
 
     fn validate_update(&self, new: &Value, old: &Value) -> Vec<FieldError> {
@@ -1338,6 +1369,10 @@ fn normalize_data_sources(obj: &mut Value) {
 }
 
 impl Strategy for PersistentVolumeClaimStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn default(&self, obj: &mut Value) {
         if let Some(spec) = obj_mut(obj, "spec") {
             set_default(spec, "volumeMode", json!("Filesystem"));
@@ -1695,6 +1730,10 @@ fn pv_source(spec: &Value) -> Value {
 }
 
 impl Strategy for PersistentVolumeStrategy {
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
     fn default(&self, obj: &mut Value) {
         if let Some(spec) = obj_mut(obj, "spec") {
             set_default(spec, "persistentVolumeReclaimPolicy", json!("Retain"));

@@ -16,6 +16,7 @@ pub mod discovery;
 pub mod events;
 pub mod fieldmanager;
 pub mod flowcontrol;
+pub mod graceful;
 pub mod helpers;
 pub mod ipaddress;
 pub mod meta;
@@ -111,11 +112,24 @@ pub struct DeleteOptions {
     pub preconditions: Preconditions,
     pub propagation_policy: Option<String>,
     pub dry_run: bool,
-    /// As the client sent it (negative means 1 s upstream); kapi deletes at
-    /// once whatever it says.
+    /// As the client sent it (negative means 1 s, as upstream); only kinds
+    /// deleted gracefully (pods) heed it.
     pub grace_period_seconds: Option<i64>,
     /// Who is deleting, for admission.
     pub user: crate::auth::UserInfo,
+}
+
+/// What a delete's first step decided (see `Registry::mark_for_deletion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum DeleteMark {
+    /// A graceful deletion already runs; nothing changes.
+    Pending,
+    /// Marked and kept: by finalizers or a running grace period.
+    Kept,
+    /// Marked with no grace period left and nothing keeping it: removed next.
+    GraceOver,
+    /// Nothing to mark: removed at once.
+    DeleteNow,
 }
 
 /// A list request's selection and paging.
@@ -1346,8 +1360,7 @@ impl Registry {
             };
             // An object being deleted whose last finalizer went away is deleted now.
             if let Ok(v) = serde_json::from_slice::<Value>(&result.value) {
-                if meta::is_deleting(&v)
-                    && meta::finalizers(&v).is_empty()
+                if graceful::delete_during_update(&v, &old)
                     && !self.strategy.defer_deletion(&mut v.clone())
                 {
                     let pre = Preconditions {
@@ -1599,61 +1612,131 @@ impl Registry {
                 },
             )));
         }
+        let requested = opts.grace_period_seconds;
+        let plan = graceful::plan(&*self.strategy, &obj, requested);
+        if plan == graceful::Plan::Pending {
+            // A graceful deletion already runs and this one would not end
+            // it sooner: the object is answered as it is.
+            return Ok((self.served(current.to_json()), false));
+        }
         let deferred = self.strategy.defer_deletion(&mut obj.clone());
-        if !finalizers.is_empty() || deferred {
-            // Graceful: mark for deletion; finalizers' owners finish it.
-            if opts.dry_run {
-                return Ok((self.served(current.to_json()), false));
-            }
-            let pre = opts.preconditions.clone();
-            let updated = store
-                .guaranteed_update(&key, &pre, false, |existing| {
-                    let Some(existing) = existing else {
-                        return Err(StorageError::NotFound { key: key.clone() });
+        let mut delete_pre = Preconditions {
+            uid: opts.preconditions.uid.clone(),
+            resource_version: opts.preconditions.resource_version.clone(),
+        };
+        if matches!(plan, graceful::Plan::Graceful { .. }) || !finalizers.is_empty() || deferred {
+            // Marked first (the update watchers see), then removed only if
+            // neither a grace period nor a finalizer keeps it.
+            let mut outcome = DeleteMark::DeleteNow;
+            let marked = if opts.dry_run {
+                let mut v = obj.clone();
+                outcome = self.mark_for_deletion(&mut v, requested, extra);
+                v["metadata"]["resourceVersion"] = json!(current.resource_version.to_string());
+                crate::storage::store::Object {
+                    value: Self::encode(&v),
+                    ..current.clone()
+                }
+            } else {
+                store
+                    .guaranteed_update(&key, &opts.preconditions, false, |existing| {
+                        let Some(existing) = existing else {
+                            return Err(StorageError::NotFound { key: key.clone() });
+                        };
+                        let mut v: Value = serde_json::from_slice(&existing.value)
+                            .map_err(|e| StorageError::Internal(e.to_string()))?;
+                        outcome = self.mark_for_deletion(&mut v, requested, extra);
+                        Ok(match outcome {
+                            DeleteMark::Pending | DeleteMark::DeleteNow => None,
+                            DeleteMark::Kept | DeleteMark::GraceOver => Some(Self::encode(&v)),
+                        })
+                    })
+                    .await
+                    .map_err(|e| storage_err(&self.resource, "delete", name, e))?
+            };
+            match outcome {
+                DeleteMark::Pending | DeleteMark::Kept => {
+                    return Ok((self.served(marked.to_json()), false));
+                }
+                DeleteMark::GraceOver => {
+                    if opts.dry_run {
+                        return Ok((self.served(marked.to_json()), true));
+                    }
+                    // Marked with no grace left: removed now, unless someone
+                    // changed it since (then the conflict is theirs to see).
+                    delete_pre = Preconditions {
+                        uid: None,
+                        resource_version: Some(marked.resource_version.to_string()),
                     };
-                    let mut v: Value = serde_json::from_slice(&existing.value)
-                        .map_err(|e| StorageError::Internal(e.to_string()))?;
-                    self.strategy.defer_deletion(&mut v);
-                    let m = meta::meta_mut(&mut v);
-                    if m.get("deletionTimestamp").is_none_or(Value::is_null) {
-                        m.insert(
-                            "deletionTimestamp".into(),
-                            Value::String(meta::now_rfc3339()),
-                        );
-                        m.insert("deletionGracePeriodSeconds".into(), json!(0));
-                    }
-                    let mut f: Vec<Value> = m
-                        .get("finalizers")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default();
-                    if let Some(x) = extra {
-                        if !f.iter().any(|v| v == x) {
-                            f.push(Value::String(x.into()));
+                    return match store.delete(&key, &delete_pre, |_| Ok(())).await {
+                        Ok(deleted) => {
+                            self.released(&deleted.value).await;
+                            Ok((self.served(deleted.to_json()), true))
                         }
-                    }
-                    if !f.is_empty() {
-                        m.insert("finalizers".into(), Value::Array(f));
-                    }
-                    Ok(Some(Self::encode(&v)))
-                })
-                .await
-                .map_err(|e| storage_err(&self.resource, "delete", name, e))?;
-            return Ok((self.served(updated.to_json()), false));
+                        // Another delete won the race (upstream's ignoreNotFound).
+                        Err(StorageError::NotFound { .. }) => {
+                            Ok((self.served(marked.to_json()), true))
+                        }
+                        Err(e) => Err(storage_err(&self.resource, "delete", name, e)),
+                    };
+                }
+                DeleteMark::DeleteNow => {}
+            }
         }
         if opts.dry_run {
             return Ok((self.served(current.to_json()), true));
         }
-        let pre = Preconditions {
-            uid: opts.preconditions.uid.clone(),
-            resource_version: opts.preconditions.resource_version.clone(),
-        };
         let deleted = store
-            .delete(&key, &pre, |_| Ok(()))
+            .delete(&key, &delete_pre, |_| Ok(()))
             .await
             .map_err(|e| storage_err(&self.resource, "delete", name, e))?;
         self.released(&deleted.value).await;
         Ok((self.served(deleted.to_json()), true))
+    }
+
+    /// The update a delete makes to `v` (as stored now), and what follows
+    /// it: upstream's updateForGracefulDeletionAndFinalizers.
+    fn mark_for_deletion(
+        &self,
+        v: &mut Value,
+        requested: Option<i64>,
+        extra_finalizer: Option<&str>,
+    ) -> DeleteMark {
+        let plan = graceful::plan(&*self.strategy, v, requested);
+        if plan == graceful::Plan::Pending {
+            return DeleteMark::Pending;
+        }
+        let deferred = self.strategy.defer_deletion(v);
+        if let Some(x) = extra_finalizer {
+            let m = meta::meta_mut(v);
+            let mut f: Vec<Value> = m
+                .get("finalizers")
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            if !f.iter().any(|v| v == x) {
+                f.push(Value::String(x.into()));
+            }
+            m.insert("finalizers".into(), Value::Array(f));
+        }
+        let kept = deferred || !meta::finalizers(v).is_empty();
+        match plan {
+            graceful::Plan::Graceful {
+                deletion_timestamp,
+                period,
+            } => {
+                graceful::mark(v, &deletion_timestamp, period);
+                if kept || period > 0 {
+                    DeleteMark::Kept
+                } else {
+                    DeleteMark::GraceOver
+                }
+            }
+            _ if kept => {
+                graceful::mark_as_deleting(v);
+                DeleteMark::Kept
+            }
+            _ => DeleteMark::DeleteNow,
+        }
     }
 
     /// The field-management scope of this resource: its schema (built-in

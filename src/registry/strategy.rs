@@ -38,6 +38,21 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// upstream's CheckGracefulDelete: for a kind deleted gracefully (pods),
+    /// the grace period in seconds a delete of `obj` gets when it asks for
+    /// `requested` (never negative here); `None` for kinds removed at once.
+    fn graceful_delete_period(&self, _obj: &Value, _requested: Option<i64>) -> Option<i64> {
+        None
+    }
+
+    /// Whether a delete that removed the object answers with it rather
+    /// than a Success Status (upstream's ReturnDeletedObject, set for pods,
+    /// services, service accounts, namespaces and persistent volumes and
+    /// claims).
+    fn returns_deleted_object(&self) -> bool {
+        false
+    }
+
     /// Objects of this kind that may never be deleted, with upstream's reason.
     fn forbid_deletion(&self, _name: &str) -> Option<&'static str> {
         None
