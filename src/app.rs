@@ -147,7 +147,6 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     };
     registries.set_allocator("", "Service", Arc::new(allocator));
     crate::registry::core::set_allow_privileged(cfg.allow_privileged);
-    registries.set_admission(admission_chain(&cfg.admission_plugins));
     // Auditing is on when both a policy and a log are given, as upstream.
     let auditor = match (&cfg.audit_policy_file, &cfg.audit_log_path) {
         (Some(policy), Some(log)) => Some(crate::server::audit::Auditor {
@@ -166,6 +165,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     rbac_index.follow_writes(&registries);
     let authorizer: Arc<dyn Authorizer> =
         Arc::new(authorizer_chain(&cfg.authorization_modes, &rbac_index));
+    registries.set_admission(admission_chain(&cfg.admission_plugins, &authorizer));
     registries.add_validating_admission(Arc::new(crate::auth::escalation::RbacEscalation {
         authorizer: authorizer.clone(),
         index: rbac_index.clone(),
@@ -454,52 +454,132 @@ fn authorizer_chain(modes: &[AuthorizationMode], index: &SharedIndex) -> Chain {
 
 /// The admission chain of `--enable-admission-plugins` and
 /// `--disable-admission-plugins` (the chain orders them as upstream).
-fn admission_chain(enabled: &[String]) -> crate::admission::Chain {
+/// Config has refused names kapi does not implement.
+fn admission_chain(
+    enabled: &[String],
+    authorizer: &Arc<dyn Authorizer>,
+) -> crate::admission::Chain {
     use crate::admission::{self as adm, MutatingPlugin, ValidatingPlugin};
-    let on = |name: &str| enabled.iter().any(|e| e == name);
     let mut mutating: Vec<Arc<dyn MutatingPlugin>> = Vec::new();
     let mut validating: Vec<Arc<dyn ValidatingPlugin>> = Vec::new();
-    if on("NamespaceLifecycle") {
-        validating.push(Arc::new(adm::namespace_lifecycle::NamespaceLifecycle));
-    }
-    if on("LimitRanger") {
-        mutating.push(Arc::new(adm::limit_ranger::LimitRanger));
-        validating.push(Arc::new(adm::limit_ranger::LimitRanger));
-    }
-    if on("ServiceAccount") {
-        mutating.push(Arc::new(adm::service_account::ServiceAccount));
-        validating.push(Arc::new(adm::service_account::ServiceAccount));
-    }
-    if on("PodSecurity") {
-        validating.push(Arc::new(adm::pod_security::PodSecurity));
-    }
-    if on("Priority") {
-        mutating.push(Arc::new(adm::priority::Priority));
-    }
-    if on("DefaultTolerationSeconds") {
-        mutating.push(Arc::new(
-            adm::default_toleration_seconds::DefaultTolerationSeconds,
-        ));
-    }
-    if on("DefaultStorageClass") {
-        mutating.push(Arc::new(adm::default_storage_class::DefaultStorageClass));
-    }
-    if on("MutatingAdmissionWebhook") {
-        mutating.push(Arc::new(adm::webhook::MutatingAdmissionWebhook::default()));
-    }
-    if on("ValidatingAdmissionPolicy") {
-        validating.push(Arc::new(adm::policy::ValidatingAdmissionPolicy::default()));
-    }
-    if on("ValidatingAdmissionWebhook") {
-        validating.push(Arc::new(adm::webhook::ValidatingAdmissionWebhook::default()));
-    }
-    if on("ResourceQuota") {
-        validating.push(Arc::new(adm::resource_quota::ResourceQuota::new()));
-    }
-    for name in enabled.iter().filter(|n| !adm::ORDER.contains(&n.as_str())) {
-        tracing::warn!(plugin = %name, "admission plugin not implemented by kapi; ignored");
+    for name in enabled {
+        let az = || authorizer.clone();
+        match name.as_str() {
+            "AlwaysAdmit" => mutating.push(Arc::new(adm::always::AlwaysAdmit)),
+            "AlwaysDeny" => mutating.push(Arc::new(adm::always::AlwaysDeny)),
+            "NamespaceAutoProvision" => {
+                mutating.push(Arc::new(adm::namespace_exists::NamespaceAutoProvision))
+            }
+            "NamespaceExists" => validating.push(Arc::new(adm::namespace_exists::NamespaceExists)),
+            "NamespaceLifecycle" => {
+                validating.push(Arc::new(adm::namespace_lifecycle::NamespaceLifecycle))
+            }
+            "LimitPodHardAntiAffinityTopology" => validating.push(Arc::new(
+                adm::antiaffinity::LimitPodHardAntiAffinityTopology,
+            )),
+            "LimitRanger" => {
+                mutating.push(Arc::new(adm::limit_ranger::LimitRanger));
+                validating.push(Arc::new(adm::limit_ranger::LimitRanger));
+            }
+            "ServiceAccount" => {
+                mutating.push(Arc::new(adm::service_account::ServiceAccount));
+                validating.push(Arc::new(adm::service_account::ServiceAccount));
+            }
+            // Upstream's NodeRestriction decides in its Admit, before any
+            // later mutating plugin or webhook sees the request.
+            "NodeRestriction" => mutating.push(Arc::new(
+                adm::node_restriction::NodeRestriction { authorizer: az() },
+            )),
+            "TaintNodesByCondition" => {
+                mutating.push(Arc::new(adm::node_taint::TaintNodesByCondition))
+            }
+            "AlwaysPullImages" => {
+                mutating.push(Arc::new(adm::always_pull_images::AlwaysPullImages));
+                validating.push(Arc::new(adm::always_pull_images::AlwaysPullImages));
+            }
+            "PodSecurity" => validating.push(Arc::new(adm::pod_security::PodSecurity)),
+            "PodNodeSelector" => {
+                mutating.push(Arc::new(adm::pod_node_selector::PodNodeSelector));
+                validating.push(Arc::new(adm::pod_node_selector::PodNodeSelector));
+            }
+            "Priority" => mutating.push(Arc::new(adm::priority::Priority)),
+            "DefaultTolerationSeconds" => mutating.push(Arc::new(
+                adm::default_toleration_seconds::DefaultTolerationSeconds,
+            )),
+            "PodTolerationRestriction" => {
+                let p = adm::pod_toleration_restriction::PodTolerationRestriction;
+                mutating.push(Arc::new(p));
+                validating.push(Arc::new(adm::pod_toleration_restriction::PodTolerationRestriction));
+            }
+            "ExtendedResourceToleration" => mutating.push(Arc::new(
+                adm::extended_resource_toleration::ExtendedResourceToleration,
+            )),
+            "DefaultStorageClass" => {
+                mutating.push(Arc::new(adm::default_storage_class::DefaultStorageClass))
+            }
+            "StorageObjectInUseProtection" => mutating.push(Arc::new(
+                adm::storage_protection::StorageObjectInUseProtection,
+            )),
+            "OwnerReferencesPermissionEnforcement" => validating.push(Arc::new(
+                adm::owner_references::OwnerReferencesPermissionEnforcement { authorizer: az() },
+            )),
+            "PersistentVolumeClaimResize" => {
+                validating.push(Arc::new(adm::pvc_resize::PersistentVolumeClaimResize))
+            }
+            "RuntimeClass" => {
+                mutating.push(Arc::new(adm::runtime_class::RuntimeClass));
+                validating.push(Arc::new(adm::runtime_class::RuntimeClass));
+            }
+            "CertificateApproval" => validating.push(Arc::new(
+                adm::certificates::CertificateApproval { authorizer: az() },
+            )),
+            "CertificateSigning" => validating.push(Arc::new(
+                adm::certificates::CertificateSigning { authorizer: az() },
+            )),
+            "CertificateSubjectRestriction" => validating.push(Arc::new(
+                adm::certificates::CertificateSubjectRestriction { authorizer: az() },
+            )),
+            "DefaultIngressClass" => {
+                mutating.push(Arc::new(adm::default_ingress_class::DefaultIngressClass))
+            }
+            "DenyServiceExternalIPs" => {
+                validating.push(Arc::new(adm::deny_external_ips::DenyServiceExternalIPs))
+            }
+            "ClusterTrustBundleAttest" | "PodTopologyLabels" | "MutatingAdmissionPolicy" => {
+                let n = adm::ORDER.iter().find(|o| *o == name).copied().unwrap_or("");
+                validating.push(Arc::new(adm::inactive::Inactive(n)));
+            }
+            "MutatingAdmissionWebhook" => {
+                mutating.push(Arc::new(adm::webhook::MutatingAdmissionWebhook::default()))
+            }
+            "ValidatingAdmissionPolicy" => {
+                validating.push(Arc::new(adm::policy::ValidatingAdmissionPolicy::default()))
+            }
+            "ValidatingAdmissionWebhook" => {
+                validating.push(Arc::new(adm::webhook::ValidatingAdmissionWebhook::default()))
+            }
+            "ResourceQuota" => {
+                validating.push(Arc::new(adm::resource_quota::ResourceQuota::new()))
+            }
+            other => tracing::error!(plugin = %other, "admission plugin has no implementation"),
+        }
     }
     adm::Chain::new(mutating, validating)
+}
+
+/// Every plugin name config accepts has a place in the chain: a name
+/// reaching the `other` arm above would be skipped silently.
+#[cfg(test)]
+#[test]
+fn every_accepted_admission_plugin_is_built() {
+    let authorizer: Arc<dyn Authorizer> = Arc::new(AlwaysAllow);
+    for name in crate::admission::ORDER {
+        if crate::admission::NOT_IMPLEMENTED.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        let chain = admission_chain(&[name.to_string()], &authorizer);
+        assert_eq!(chain.names(), vec![*name], "{name}");
+    }
 }
 
 /// The catalog `kapi serve` starts with: every built-in resource.

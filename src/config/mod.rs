@@ -268,48 +268,6 @@ fn parse_authorization_modes(values: &[String]) -> Result<Vec<AuthorizationMode>
     Ok(modes)
 }
 
-/// Every admission plugin upstream has, in its order (AllOrderedPlugins).
-/// kapi runs the ones in [`crate::admission::ORDER`]; the others are
-/// accepted and ignored with a warning.
-pub const UPSTREAM_ADMISSION_PLUGINS: &[&str] = &[
-    "AlwaysAdmit",
-    "NamespaceAutoProvision",
-    "NamespaceLifecycle",
-    "NamespaceExists",
-    "LimitPodHardAntiAffinityTopology",
-    "LimitRanger",
-    "ServiceAccount",
-    "NodeRestriction",
-    "TaintNodesByCondition",
-    "AlwaysPullImages",
-    "ImagePolicyWebhook",
-    "PodSecurity",
-    "PodNodeSelector",
-    "Priority",
-    "DefaultTolerationSeconds",
-    "PodTolerationRestriction",
-    "EventRateLimit",
-    "ExtendedResourceToleration",
-    "DefaultStorageClass",
-    "StorageObjectInUseProtection",
-    "OwnerReferencesPermissionEnforcement",
-    "PersistentVolumeClaimResize",
-    "RuntimeClass",
-    "CertificateApproval",
-    "CertificateSigning",
-    "ClusterTrustBundleAttest",
-    "CertificateSubjectRestriction",
-    "DefaultIngressClass",
-    "DenyServiceExternalIPs",
-    "PodTopologyLabels",
-    "MutatingAdmissionPolicy",
-    "MutatingAdmissionWebhook",
-    "ValidatingAdmissionPolicy",
-    "ValidatingAdmissionWebhook",
-    "ResourceQuota",
-    "AlwaysDeny",
-];
-
 /// upstream's admission options: the names must be known and not both
 /// enabled and disabled; the default-on plugins minus the disabled ones,
 /// plus the enabled ones, in upstream's order.
@@ -321,8 +279,7 @@ fn admission_plugins(enable: &[String], disable: &[String]) -> Result<Vec<String
             .collect()
     };
     let (enable, disable) = (clean(enable), clean(disable));
-    let known =
-        |n: &str| UPSTREAM_ADMISSION_PLUGINS.contains(&n) || crate::admission::ORDER.contains(&n);
+    let known = |n: &str| crate::admission::ORDER.contains(&n);
     for (flag, names) in [
         ("enable-admission-plugins", &enable),
         ("disable-admission-plugins", &disable),
@@ -333,6 +290,15 @@ fn admission_plugins(enable: &[String], disable: &[String]) -> Result<Vec<String
                 message: format!("plugin {n:?} is unknown"),
             });
         }
+    }
+    if let Some((n, why)) = crate::admission::NOT_IMPLEMENTED
+        .iter()
+        .find(|(n, _)| enable.iter().any(|e| e == n))
+    {
+        return Err(FlagError {
+            flag: "enable-admission-plugins",
+            message: format!("plugin {n:?} is not supported by kapi: {why}"),
+        });
     }
     let mut both: Vec<&String> = enable.iter().filter(|n| disable.contains(n)).collect();
     if !both.is_empty() {
@@ -351,17 +317,11 @@ fn admission_plugins(enable: &[String], disable: &[String]) -> Result<Vec<String
         enable.iter().any(|e| e == n)
             || (crate::admission::DEFAULT_ON.contains(&n) && !disable.iter().any(|d| d == n))
     };
-    let mut out: Vec<String> = UPSTREAM_ADMISSION_PLUGINS
+    let out: Vec<String> = crate::admission::ORDER
         .iter()
         .filter(|n| on(n))
         .map(|n| n.to_string())
         .collect();
-    // Plugins kapi orders itself but upstream's list does not name.
-    for n in crate::admission::ORDER {
-        if on(n) && !out.iter().any(|o| o == n) {
-            out.push(n.to_string());
-        }
-    }
     Ok(out)
 }
 

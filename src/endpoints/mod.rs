@@ -335,6 +335,14 @@ fn write_options(q: &Query, options_kind: &str) -> Result<WriteOptions, ApiError
     })
 }
 
+/// Who sent the request, for admission.
+fn request_user(req: &Request) -> crate::auth::UserInfo {
+    req.extensions()
+        .get::<crate::auth::authenticator::Authenticated>()
+        .map(|a| a.user.clone())
+        .unwrap_or_default()
+}
+
 /// The write options of a request, with its User-Agent.
 fn request_write_options(
     req: &Request,
@@ -347,12 +355,7 @@ fn request_write_options(
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
         .map(String::from);
-    if let Some(a) = req
-        .extensions()
-        .get::<crate::auth::authenticator::Authenticated>()
-    {
-        o.user = a.user.clone();
-    }
+    o.user = request_user(req);
     Ok(o)
 }
 
@@ -987,6 +990,7 @@ impl ResourceHandler {
             .map(|v| v.to_str().map(String::from))
             .transpose()
             .map_err(|_| ApiError::unsupported_media_type())?;
+        let user = request_user(&req);
         let bytes = read_body(req).await?;
         let given = if bytes.is_empty() {
             delete_options_from_query(q)?
@@ -1008,7 +1012,7 @@ impl ResourceHandler {
             }),
             dry_run: given.dry_run.as_ref().is_some_and(|d| !d.is_empty()),
             grace_period_seconds: given.grace_period_seconds,
-            ..Default::default()
+            user,
         })
     }
 
@@ -1446,9 +1450,11 @@ impl ResourceHandler {
             }
             "eviction" => {
                 // No PodDisruptionBudget is consulted yet: an eviction is a delete.
+                let user = request_user(&req);
                 let body = self.body(req, "Eviction").await?;
                 let mut opts = DeleteOptions {
                     dry_run: dry_run(q, "CreateOptions")?,
+                    user,
                     ..Default::default()
                 };
                 opts.preconditions = Preconditions {

@@ -840,6 +840,7 @@ impl Registry {
             }
         }
         self.strategy.prepare_for_create(&mut obj);
+        self.strategy.prepare_for_create_by(&mut obj, &opts.user);
         if !opts.force_applied {
             obj = self.record_fields(None, &obj, "", opts);
         }

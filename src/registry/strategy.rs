@@ -28,6 +28,10 @@ pub trait Strategy: Send + Sync {
     /// Resets what a create may not set (e.g. status).
     fn prepare_for_create(&self, _obj: &mut Value) {}
 
+    /// The part of upstream's PrepareForCreate that reads the request's
+    /// user (a CSR records who asked for the certificate).
+    fn prepare_for_create_by(&self, _obj: &mut Value, _user: &crate::auth::UserInfo) {}
+
     /// Carries over what an update of the main resource may not change.
     fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
 

@@ -1,20 +1,17 @@
-//! Strategies of admissionregistration.k8s.io (upstream's pkg/registry/admissionregistration and pkg/apis/admissionregistration). TODO(helper): being written.
+//! Strategies of admissionregistration.k8s.io/v1 (upstream's
+//! pkg/registry/admissionregistration and pkg/apis/admissionregistration):
+//! the webhook configurations and the validating admission policies with
+//! their bindings.
 
-use crate::registry::strategy::Strategy;
+mod cel_check;
+mod common;
+mod url;
+mod validating_admission_policy;
+mod webhook_configuration;
 
-pub struct MutatingWebhookConfigurationStrategy;
-
-impl Strategy for MutatingWebhookConfigurationStrategy {}
-
-pub struct ValidatingWebhookConfigurationStrategy;
-
-impl Strategy for ValidatingWebhookConfigurationStrategy {}
-
-pub struct ValidatingAdmissionPolicyStrategy;
-
-impl Strategy for ValidatingAdmissionPolicyStrategy {}
-
-pub struct ValidatingAdmissionPolicyBindingStrategy;
-
-impl Strategy for ValidatingAdmissionPolicyBindingStrategy {}
-
+pub use validating_admission_policy::{
+    ValidatingAdmissionPolicyBindingStrategy, ValidatingAdmissionPolicyStrategy,
+};
+pub use webhook_configuration::{
+    MutatingWebhookConfigurationStrategy, ValidatingWebhookConfigurationStrategy,
+};

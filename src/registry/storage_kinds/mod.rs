@@ -1,6 +1,7 @@
-//! Strategies of storage.k8s.io: StorageClass (upstream's
-//! pkg/registry/storage/storageclass, pkg/apis/storage/v1/defaults.go and
-//! pkg/apis/storage/validation).
+//! Strategies of storage.k8s.io: StorageClass, CSIDriver, CSINode,
+//! CSIStorageCapacity, VolumeAttachment and VolumeAttributesClass
+//! (upstream's pkg/registry/storage, pkg/apis/storage/v1/defaults.go and
+//! pkg/apis/storage/validation, as of v1.34).
 
 use serde_json::{json, Value};
 
@@ -11,8 +12,8 @@ use super::validation::{self, FieldError};
 pub const IS_DEFAULT_ANNOTATION: &str = "storageclass.kubernetes.io/is-default-class";
 pub const BETA_IS_DEFAULT_ANNOTATION: &str = "storageclass.beta.kubernetes.io/is-default-class";
 
-const MAX_PROVISIONER_PARAMETER_SIZE: usize = 256 * 1024;
-const MAX_PROVISIONER_PARAMETER_LEN: usize = 512;
+pub(super) const MAX_PROVISIONER_PARAMETER_SIZE: usize = 256 * 1024;
+pub(super) const MAX_PROVISIONER_PARAMETER_LEN: usize = 512;
 
 pub struct StorageClassStrategy;
 
@@ -278,14 +279,10 @@ mod tests {
     }
 }
 
-// TODO(helper): being written.
-pub struct CSIDriverStrategy;
-impl Strategy for CSIDriverStrategy {}
-pub struct CSINodeStrategy;
-impl Strategy for CSINodeStrategy {}
-pub struct CSIStorageCapacityStrategy;
-impl Strategy for CSIStorageCapacityStrategy {}
-pub struct VolumeAttachmentStrategy;
-impl Strategy for VolumeAttachmentStrategy {}
-pub struct VolumeAttributesClassStrategy;
-impl Strategy for VolumeAttributesClassStrategy {}
+mod csi;
+
+pub(crate) use csi::{qualified_name, sem_eq};
+pub use csi::{
+    CSIDriverStrategy, CSINodeStrategy, CSIStorageCapacityStrategy, VolumeAttachmentStrategy,
+    VolumeAttributesClassStrategy,
+};
