@@ -1949,11 +1949,11 @@ fn dry_run_create_is_not_stored_and_bad_dry_run_is_invalid() {
             422,
             json!({
                 "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
-                "message": "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Bogus\"}: supported values: \"All\"",
+                "message": "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: [\"Bogus\"]: supported values: \"All\"",
                 "reason": "Invalid",
                 "details": {"group": "meta.k8s.io", "kind": "CreateOptions", "causes": [{
                     "reason": "FieldValueNotSupported",
-                    "message": "Unsupported value: []string{\"Bogus\"}: supported values: \"All\"",
+                    "message": "Unsupported value: [\"Bogus\"]: supported values: \"All\"",
                     "field": "dryRun"
                 }]},
                 "code": 422

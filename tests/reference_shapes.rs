@@ -483,7 +483,6 @@ fn secret_made_by_kubectl_create() {
 /// metadata.generation; the allocated IP and the IP family fields are not
 /// kubectl-expose's (allocation is the registry's, after managedFields).
 #[test]
-#[ignore = "kapi differs: metadata.generation on a Service"]
 fn service_made_by_kubectl_expose() {
     let k = start_ref();
     expose_deployment(&k);
@@ -540,7 +539,6 @@ fn service_made_by_kubectl_expose() {
 /// kube-apiserver itself (manager `kube-apiserver`), with the first IP of
 /// the service range and the server's own secure port as target port.
 #[test]
-#[ignore = "kapi differs: metadata.generation, manager unknown (not kube-apiserver), f:spec.f:ipFamilyPolicy not owned"]
 fn the_kubernetes_service() {
     let k = Kapi::start(&[]);
     let body = get(&k, "/api/v1/namespaces/default/services/kubernetes");
@@ -603,7 +601,6 @@ fn the_kubernetes_service() {
 /// admission, so kubectl-run owns what it sent and the defaults only.
 /// v1.34: metadata.generation is 1 on create (since 1.33).
 #[test]
-#[ignore = "kapi differs: kubectl-run owns what admission added (volumes, volumeMounts, serviceAccount(Name), tolerations, priority, preemptionPolicy)"]
 fn pod_made_by_kubectl_run() {
     let k = start_ref();
     run_pod(&k);
@@ -764,7 +761,6 @@ fn deployment_made_by_kubectl_create() {
 /// storage. v1.34 also defaults manualSelector and podReplacementPolicy
 /// (owned by kubectl-create, as every default set on decode).
 #[test]
-#[ignore = "kapi differs: no metadata.labels defaulted from the template; kubectl-create owns the generated selector and template labels"]
 fn job_made_by_kubectl_create() {
     let k = start_ref();
     create_job(&k);
@@ -953,7 +949,6 @@ fn ingress_made_by_kubectl_create() {
 /// Namespace has none), written by `kube-apiserver`, which owns the
 /// defaulted name label but not the finalizer the strategy adds.
 #[test]
-#[ignore = "kapi differs: metadata.generation, manager unknown (not kube-apiserver), f:spec.f:finalizers owned"]
 fn the_default_namespace() {
     let k = Kapi::start(&[]);
     let body = get(&k, "/api/v1/namespaces/default");
@@ -985,7 +980,6 @@ fn the_default_namespace() {
 /// The `scale` subresource of the Deployment: autoscaling/v1 Scale, the
 /// Deployment's metadata without labels or managedFields.
 #[test]
-#[ignore = "kapi differs: keys in alphabetical order (apiVersion before kind; metadata creationTimestamp first)"]
 fn scale_of_a_deployment() {
     let k = start_ref();
     create_deployment(&k);
@@ -1065,7 +1059,6 @@ fn local_apiservice(i: usize, group: &str, version: &str, group_min: u32, prio: 
 /// status subresource without a managedFields entry of its own.
 /// v1.34 serves flowcontrol v1 (not v1beta2/v1beta3) and resource.k8s.io v1.
 #[test]
-#[ignore = "kapi differs: items with kind, apiVersion and generation, keys sorted, spec.group \"\" and spec.service null written, manager unknown owning them, a status managedFields entry"]
 fn local_apiservices() {
     let k = Kapi::start(&[]);
     let body = get(&k, "/apis/apiregistration.k8s.io/v1/apiservices");
@@ -1160,7 +1153,6 @@ fn a_paginated_list() {
 /// garbage collector ask for): each item with its own kind and apiVersion,
 /// metadata only.
 #[test]
-#[ignore = "kapi differs: keys in alphabetical order (apiVersion, items, kind, metadata; in items and metadata too), not Go field order"]
 fn a_partial_object_metadata_list() {
     let k = start_ref();
     create_configmap(&k);
@@ -1367,7 +1359,6 @@ const NAME: (&str, &str, &str, u32) = ("Name", "string", "name", 0);
 const AGE: (&str, &str, &str, u32) = ("Age", "string", "", 0);
 
 #[test]
-#[ignore = "kapi differs: Table keys in alphabetical order, not Go field order"]
 fn table_of_configmaps() {
     let k = start_ref();
     create_configmap(&k);
@@ -1396,7 +1387,6 @@ fn table_of_configmaps() {
 }
 
 #[test]
-#[ignore = "kapi differs: Table keys in alphabetical order, not Go field order"]
 fn table_of_secrets() {
     let k = start_ref();
     kubectl(
@@ -1441,7 +1431,6 @@ fn table_of_secrets() {
 }
 
 #[test]
-#[ignore = "kapi differs: Table keys in alphabetical order; the row's Service has metadata.generation"]
 fn table_of_services() {
     let k = start_ref();
     expose_deployment(&k);
@@ -1486,7 +1475,6 @@ fn table_of_services() {
 
 /// Pod columns; Restarts is a string cell ("0"), as its column type says.
 #[test]
-#[ignore = "kapi differs: Table keys in alphabetical order; Restarts cell 0 (a number), upstream \"0\""]
 fn table_of_pods() {
     let k = start_ref();
     run_pod(&k);
@@ -1528,7 +1516,6 @@ fn table_of_pods() {
 /// Deployment columns: Up-to-date and Available are integer cells under
 /// string columns, as upstream's printer writes them.
 #[test]
-#[ignore = "kapi differs: Table keys in alphabetical order, not Go field order"]
 fn table_of_deployments() {
     let k = start_ref();
     create_deployment(&k);
@@ -1574,7 +1561,6 @@ fn table_of_deployments() {
 /// v1.34 (since 1.30): a Status column after the name; "Running" for a
 /// Job no controller has touched.
 #[test]
-#[ignore = "kapi differs: Table keys in alphabetical order; the row's Job has no labels"]
 fn table_of_jobs() {
     let k = start_ref();
     create_job(&k);
@@ -1622,7 +1608,6 @@ fn table_of_jobs() {
 
 /// v1.34 (since 1.30): a Timezone column after the schedule.
 #[test]
-#[ignore = "kapi differs: Table keys in alphabetical order, not Go field order"]
 fn table_of_cronjobs() {
     let k = start_ref();
     create_cronjob(&k);
@@ -1669,7 +1654,6 @@ fn table_of_cronjobs() {
 }
 
 #[test]
-#[ignore = "kapi differs: Table keys in alphabetical order, not Go field order"]
 fn table_of_ingresses() {
     let k = start_ref();
     create_ingress(&k);
@@ -1709,7 +1693,6 @@ fn table_of_ingresses() {
 
 /// The four namespaces the server makes, and `ref`, in name order.
 #[test]
-#[ignore = "kapi differs: Table keys in alphabetical order; the rows' Namespaces have metadata.generation"]
 fn table_of_namespaces() {
     let k = start_ref();
     let mut want = table_head(&[NAME, ("Status", "string", "", 0), AGE]);
@@ -1746,7 +1729,6 @@ fn table_of_namespaces() {
 /// Events have no Name column first, and an empty list still has its
 /// columns and an empty `rows`.
 #[test]
-#[ignore = "kapi differs: Table keys in alphabetical order, not Go field order"]
 fn table_of_events() {
     let k = start_ref();
     let want = table_head(&[
@@ -1783,7 +1765,6 @@ fn configmap(name: &str) -> String {
 
 /// v1.34 renders the bad value as JSON (`["Bogus"]`), not Go syntax.
 #[test]
-#[ignore = "kapi differs: the bad value in Go syntax ([]string{\"Bogus\"}), v1.34 writes JSON ([\"Bogus\"])"]
 fn error_dry_run_with_an_unknown_value() {
     let k = start_ref();
     let a = call(
@@ -1864,7 +1845,6 @@ fn error_body_of_another_kind() {
 
 /// The message quotes Go's encoding/json error for the body.
 #[test]
-#[ignore = "kapi differs: serde_json's parse error (key must be a string at line 1 column 2), not Go's (invalid character 'b' looking for beginning of object key string)"]
 fn error_malformed_body() {
     let k = start_ref();
     let a = call(&k, "POST", CM, &[JSON], Some("{bad".to_string()));
@@ -1959,7 +1939,6 @@ fn error_forbidden_by_rbac() {
 /// Forbidden answers (Go's responsewriters.Forbidden) say nosniff, both
 /// for an anonymous request and for a user RBAC refuses.
 #[test]
-#[ignore = "kapi differs: 403 answers lack X-Content-Type-Options: nosniff"]
 fn forbidden_answers_say_nosniff() {
     let k = start_ref();
     let anonymous = call_with(&k, k.anonymous_client(), "GET", "/api", &[], None);
@@ -2275,7 +2254,6 @@ fn error_unsupported_media_type() {
 
 /// v1.34 renders the bad value as JSON (`{"a":"c"}`), not Go syntax.
 #[test]
-#[ignore = "kapi differs: the bad value in Go syntax (map[string]string{\"a\":\"c\"}), v1.34 writes JSON ({\"a\":\"c\"})"]
 fn error_invalid_deployment() {
     let k = start_ref();
     let body = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"c"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}"#;
@@ -2312,7 +2290,6 @@ fn error_invalid_deployment() {
 /// checks common to all containers (image, ports) before the name's
 /// uniqueness in the list.
 #[test]
-#[ignore = "kapi differs: the duplicate container name comes before that container's port error"]
 fn error_invalid_pod() {
     let k = start_ref();
     let body = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"Bad_Name"},"spec":{"containers":[{"name":"c"},{"name":"c","image":"i","ports":[{"containerPort":70000}]}]}}"#;

@@ -27,8 +27,7 @@ const TICK: Duration = Duration::from_secs(1);
 const RECHECK_AVAILABLE: Duration = Duration::from_secs(2);
 const PROBE_TIMEOUT: Duration = Duration::from_secs(6);
 
-pub const LOCAL_REASON: &str = "Local";
-pub const LOCAL_MESSAGE: &str = "Local APIServices are always available";
+pub use crate::registry::apiregistration::{LOCAL_MESSAGE, LOCAL_REASON};
 
 /// The Available condition an APIService should have.
 #[derive(Debug, Clone, PartialEq, Eq)]

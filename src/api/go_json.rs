@@ -21,21 +21,81 @@ fn fields_of(message: &str) -> Option<Fields> {
         .binary_search_by(|(m, _)| (*m).cmp(message))
         .ok()
         .map(|i| GO_ORDER[i].1)
+        .or_else(|| AGGREGATOR_ORDER.iter().find(|(m, _)| *m == message).map(|(_, f)| *f))
 }
+
+const APISERVICE: &str = "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService";
+const APISERVICE_LIST: &str = "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList";
+
+/// kube-aggregator's types, which the generated table (k8s.io/api and
+/// apimachinery) does not cover, as its Go structs declare them.
+static AGGREGATOR_ORDER: &[(&str, &[(&str, &str, u8)])] = &[
+    (APISERVICE, &[
+        ("", "io.k8s.apimachinery.pkg.apis.meta.v1.TypeMeta", INLINE),
+        ("metadata", "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", 0),
+        ("spec", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", 0),
+        ("status", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus", 0),
+    ]),
+    (APISERVICE_LIST, &[
+        ("", "io.k8s.apimachinery.pkg.apis.meta.v1.TypeMeta", INLINE),
+        ("metadata", "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta", 0),
+        ("items", APISERVICE, 0),
+    ]),
+    ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", &[
+        ("service", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference", 0),
+        ("group", "", 0),
+        ("version", "", 0),
+        ("insecureSkipTLSVerify", "", 0),
+        ("caBundle", "", 0),
+        ("groupPriorityMinimum", "", 0),
+        ("versionPriority", "", 0),
+    ]),
+    ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference", &[
+        ("namespace", "", 0),
+        ("name", "", 0),
+        ("port", "", 0),
+    ]),
+    ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus", &[
+        ("conditions", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition", 0),
+    ]),
+    ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition", &[
+        ("type", "", 0),
+        ("status", "", 0),
+        ("lastTransitionTime", "", 0),
+        ("reason", "", 0),
+        ("message", "", 0),
+    ]),
+];
 
 /// The object in Go's order when `api_version`/`kind` is a built-in kind,
 /// else in sorted order (serde_json's), with Go's escaping either way.
 pub fn to_vec(v: &Value) -> Vec<u8> {
-    let message = match (
-        v.get("apiVersion").and_then(Value::as_str),
-        v.get("kind").and_then(Value::as_str),
-    ) {
-        (Some(av), Some(kind)) => super::protobuf::message_for_kind(av, kind),
-        _ => None,
-    };
     let mut out = Vec::with_capacity(256);
-    write_value(&mut out, v, message.and_then(fields_of), false);
+    write_value(&mut out, v, v.as_object().and_then(own_fields), false);
     out
+}
+
+/// The field order of an object that names its own kind: a built-in kind,
+/// or one of meta.k8s.io's (Tables and their rows' objects, partial
+/// metadata) that have no storage of their own.
+fn own_fields(m: &Map<String, Value>) -> Option<Fields> {
+    let av = m.get("apiVersion").and_then(Value::as_str)?;
+    let kind = m.get("kind").and_then(Value::as_str)?;
+    let message = super::protobuf::message_for_kind(av, kind).or(match (av, kind) {
+        ("meta.k8s.io/v1" | "meta.k8s.io/v1beta1", "Table") => {
+            Some("io.k8s.apimachinery.pkg.apis.meta.v1.Table")
+        }
+        ("meta.k8s.io/v1" | "meta.k8s.io/v1beta1", "PartialObjectMetadata") => {
+            Some("io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMetadata")
+        }
+        ("meta.k8s.io/v1" | "meta.k8s.io/v1beta1", "PartialObjectMetadataList") => {
+            Some("io.k8s.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList")
+        }
+        ("apiregistration.k8s.io/v1", "APIService") => Some(APISERVICE),
+        ("apiregistration.k8s.io/v1", "APIServiceList") => Some(APISERVICE_LIST),
+        _ => None,
+    })?;
+    fields_of(message)
 }
 
 fn write_value(out: &mut Vec<u8>, v: &Value, fields: Option<Fields>, is_map: bool) {
@@ -70,7 +130,11 @@ fn write_value(out: &mut Vec<u8>, v: &Value, fields: Option<Fields>, is_map: boo
                 }
                 out.push(b'}');
             }
-            None => write_value(out, v, None, true),
+            // A raw object (a Table row's) may still name its kind.
+            None => match own_fields(m) {
+                Some(f) => write_value(out, v, Some(f), false),
+                None => write_value(out, v, None, true),
+            },
         },
         Value::Array(a) => {
             out.push(b'[');

@@ -3,6 +3,7 @@
 
 pub mod catalog;
 pub mod go_json;
+pub mod json_syntax;
 pub mod protobuf;
 pub mod selector;
 pub mod status;

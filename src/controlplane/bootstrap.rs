@@ -98,7 +98,7 @@ pub async fn ensure_kubernetes_service(
     let service = json!({
         "apiVersion": "v1", "kind": "Service",
         "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"component": "apiserver", "provider": "kubernetes"}},
-        "spec": {"clusterIP": ep.service_ip.to_string(), "type": "ClusterIP", "sessionAffinity": "None",
+        "spec": {"clusterIP": ep.service_ip.to_string(), "type": "ClusterIP", "sessionAffinity": "None", "ipFamilyPolicy": "SingleStack",
                  "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": ep.port}]}
     });
     create_or_replace(registries, "", "services", service, false).await?;
@@ -115,14 +115,16 @@ pub async fn ensure_kubernetes_service(
         "endpoints": [{"addresses": [ep.advertise.to_string()], "conditions": {"ready": true}}],
         "ports": [{"name": "https", "port": ep.port, "protocol": "TCP"}]
     });
-    create_or_replace(
-        registries,
-        "discovery.k8s.io",
-        "endpointslices",
-        slice,
-        true,
-    )
-    .await
+    match create_or_replace(registries, "discovery.k8s.io", "endpointslices", slice, true).await {
+        // EndpointSlices may not hold loopback or link-local addresses (as
+        // upstream validates them), which a server advertising 127.0.0.1
+        // has: the slice is left out, as kube-apiserver leaves it out.
+        Err(e) if e.contains("is invalid") => {
+            tracing::info!(advertise = %ep.advertise, "no EndpointSlice for the kubernetes service: {e}");
+            Ok(())
+        }
+        other => other,
+    }
 }
 
 const IDENTITY_LABEL: &str = "apiserver.kubernetes.io/identity";

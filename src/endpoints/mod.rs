@@ -248,14 +248,7 @@ fn dry_run(q: &Query, options_kind: &str) -> Result<bool, ApiError> {
     let values = q.all("dryRun");
     for v in &values {
         if *v != "All" {
-            let shown = format!(
-                "[]string{{{}}}",
-                values
-                    .iter()
-                    .map(|x| format!("{x:?}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
+            let shown = crate::registry::validation::go_value(&serde_json::json!(values));
             let cause = k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusCause {
                 reason: Some("FieldValueNotSupported".into()),
                 message: Some(format!(
@@ -401,7 +394,9 @@ fn decode_body(bytes: &[u8], format: BodyFormat, expected_kind: &str) -> Result<
                 Err(_) => serde_json::from_str::<Value>(&String::from_utf8_lossy(bytes)),
                 Ok(_) => Err(e),
             })
-            .map_err(|e| e.to_string()),
+            .map_err(|e| {
+                crate::api::json_syntax::first_error(bytes).unwrap_or_else(|| e.to_string())
+            }),
         BodyFormat::Yaml => serde_saphyr::from_slice::<Value>(bytes).map_err(|e| e.to_string()),
         BodyFormat::Protobuf => {
             let opts = crate::api::protobuf::DecodeOptions {
@@ -486,8 +481,7 @@ fn status_success(r: &Resource, obj: &[u8]) -> Bytes {
     details.insert("kind".into(), json!(r.plural));
     details.insert("uid".into(), json!(meta::str_field(&v, "uid")));
     Bytes::from(
-        serde_json::to_vec(&json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}))
-            .unwrap_or_default(),
+        crate::api::go_json::to_vec(&json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})),
     )
 }
 
@@ -591,7 +585,9 @@ fn delete_options_from_body(
     format: BodyFormat,
 ) -> Result<MetaDeleteOptions, ApiError> {
     let v: Value = match format {
-        BodyFormat::Json => serde_json::from_slice(bytes).map_err(|e| e.to_string()),
+        BodyFormat::Json => serde_json::from_slice(bytes).map_err(|e| {
+            crate::api::json_syntax::first_error(bytes).unwrap_or_else(|| e.to_string())
+        }),
         BodyFormat::Yaml => serde_saphyr::from_slice(bytes).map_err(|e| e.to_string()),
         BodyFormat::Protobuf => crate::api::protobuf::decode_with(
             bytes,
@@ -813,7 +809,7 @@ impl ResourceHandler {
                 } else {
                     crate::registry::reviews::create(&self.auth, &r.kind, ns, body, &user).await?
                 };
-                let bytes = Bytes::from(serde_json::to_vec(&answer).unwrap_or_default());
+                let bytes = Bytes::from(crate::api::go_json::to_vec(&answer));
                 Ok(with_warnings(
                     self.object_response(&registry, StatusCode::CREATED, bytes, output),
                     &decode_warnings,
@@ -1190,12 +1186,9 @@ impl ResourceHandler {
             if initial_end {
                 meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
             }
-            Bytes::from(
-                serde_json::to_vec(
-                    &json!({"kind": r.kind, "apiVersion": r.api_version(), "metadata": meta}),
-                )
-                .unwrap_or_default(),
-            )
+            Bytes::from(crate::api::go_json::to_vec(
+                &json!({"kind": r.kind, "apiVersion": r.api_version(), "metadata": meta}),
+            ))
         };
         let (tx, body_rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(64);
         match rx {
@@ -1229,7 +1222,7 @@ impl ResourceHandler {
                                     serde_json::from_slice(&object.json).unwrap_or(json!({}));
                                 let obj = match output.transform {
                                     Transform::PartialObjectMetadata => Bytes::from(
-                                        serde_json::to_vec(&table::partial(&v)).unwrap_or_default(),
+                                        crate::api::go_json::to_vec(&table::partial(&v)),
                                     ),
                                     _ => table::table(
                                         &reg,

@@ -69,7 +69,7 @@ pub fn value(code: StatusCode, v: &Value, encoding: Encoding) -> Response {
         },
         _ => object(
             code,
-            Bytes::from(serde_json::to_vec(v).unwrap_or_default()),
+            Bytes::from(crate::api::go_json::to_vec(v)),
             encoding,
         ),
     }

@@ -77,7 +77,7 @@ pub fn table(
         meta.insert("remainingItemCount".into(), json!(n));
     }
     let t = json!({"kind": "Table", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "columnDefinitions": defs, "rows": rows});
-    Bytes::from(serde_json::to_vec(&t).unwrap_or_default())
+    Bytes::from(crate::api::go_json::to_vec(&t))
 }
 
 fn row(cells: Vec<Value>, o: &Value, include_object: bool) -> Value {

@@ -63,7 +63,14 @@ static COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(|| {
     ]
 });
 
+pub const LOCAL_REASON: &str = "Local";
+pub const LOCAL_MESSAGE: &str = "Local APIServices are always available";
+
 impl Strategy for ApiServiceStrategy {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     /// upstream checks the name as a path segment, then as `version.group`.
     fn name_rule(&self) -> NameRule {
         NameRule::PathSegment
@@ -72,6 +79,31 @@ impl Strategy for ApiServiceStrategy {
     fn default(&self, obj: &mut Value) {
         if let Some(svc) = obj["spec"]["service"].as_object_mut() {
             svc.entry("port").or_insert(json!(443));
+        }
+        // `service` is a pointer and `group` omitempty in Go: a null or
+        // empty one is not written (nor owned by the writer).
+        if let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) {
+            if spec.get("service").is_some_and(Value::is_null) {
+                spec.remove("service");
+            }
+            if spec.get("group").is_some_and(|g| g == "") {
+                spec.remove("group");
+            }
+        }
+    }
+
+    /// A local APIService (no `service`) is available from its creation,
+    /// as upstream marks it in PrepareForCreate.
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if obj["spec"]["service"].is_null() {
+            let now = super::meta::now_rfc3339();
+            if let Some(m) = obj.as_object_mut() {
+                m.insert(
+                    "status".into(),
+                    json!({"conditions": [{"type": "Available", "status": "True",
+                        "lastTransitionTime": now, "reason": LOCAL_REASON, "message": LOCAL_MESSAGE}]}),
+                );
+            }
         }
     }
 

@@ -644,6 +644,10 @@ impl Strategy for JobStrategy {
         if let Some(m) = obj.as_object_mut() {
             m.insert("status".into(), json!({}));
         }
+        // Upstream's SetDefaults_Job runs again when the stored Job is
+        // read back, after the generated labels joined the template: a Job
+        // without labels of its own shows the template's, uid included.
+        self.default(obj);
     }
 
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
@@ -1087,8 +1091,9 @@ mod tests {
         assert_eq!(labels[JOB_NAME_LABEL], "pi");
         assert_eq!(labels[LEGACY_JOB_NAME_LABEL], "pi");
         assert_eq!(o["status"], json!({}));
-        // No template labels given: the Job's own labels stay unset.
-        assert!(o["metadata"]["labels"].is_null());
+        // No labels of its own: it shows the template's, as a Job read
+        // back from upstream's storage does (defaulted again on read).
+        assert_eq!(o["metadata"]["labels"], *labels);
         assert!(
             JobStrategy.validate(&o).is_empty(),
             "{:?}",
@@ -1176,7 +1181,7 @@ mod tests {
         assert_eq!(errs[0].field, "spec.template.metadata.labels");
         assert_eq!(
             errs[0].message(),
-            "Invalid value: map[string]string{\"a\":\"c\"}: `selector` does not match template `labels`"
+            "Invalid value: {\"a\":\"c\"}: `selector` does not match template `labels`"
         );
     }
 

@@ -25,6 +25,10 @@ fn drop_disabled(obj: &mut Value) {
 }
 
 impl Strategy for LeaseStrategy {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         drop_disabled(obj);
     }

@@ -32,6 +32,10 @@ static NAMESPACE_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock
 });
 
 impl Strategy for NamespaceStrategy {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn returns_deleted_object(&self) -> bool {
         true
     }
@@ -40,26 +44,42 @@ impl Strategy for NamespaceStrategy {
         NameRule::Label
     }
 
+    /// SetDefaults_Namespace: the namespace's name is also a label (so
+    /// its writer owns it, as upstream's).
     fn default(&self, obj: &mut Value) {
-        if let Some(m) = obj.as_object_mut() {
-            set_default(m, "spec", json!({}));
-        }
-        if let Some(spec) = obj_mut(obj, "spec") {
-            set_default(spec, "finalizers", json!(["kubernetes"]));
-        }
-    }
-
-    fn prepare_for_create(&self, obj: &mut Value) {
-        if let Some(m) = obj.as_object_mut() {
-            m.insert("status".into(), json!({"phase": "Active"}));
-        }
-        // The namespace's name is also a label, as upstream adds it.
         let name = super::meta::name(obj).to_string();
+        if name.is_empty() {
+            return;
+        }
         let meta = super::meta::meta_mut(obj);
         let labels = meta.entry("labels").or_insert_with(|| json!({}));
         if let Some(l) = labels.as_object_mut() {
             l.insert("kubernetes.io/metadata.name".into(), Value::String(name));
         }
+    }
+
+    /// The `kubernetes` finalizer is the server's, added after the
+    /// writer's fields are recorded (PrepareForCreate).
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if let Some(m) = obj.as_object_mut() {
+            m.insert("status".into(), json!({"phase": "Active"}));
+            let spec = m.entry("spec").or_insert_with(|| json!({}));
+            if !spec.is_object() {
+                *spec = json!({});
+            }
+            if let Some(spec) = spec.as_object_mut() {
+                let fins = spec.entry("finalizers").or_insert_with(|| json!([]));
+                if !fins.is_array() {
+                    *fins = json!([]);
+                }
+                if let Some(list) = fins.as_array_mut() {
+                    if !list.iter().any(|f| f == "kubernetes") {
+                        list.push(json!("kubernetes"));
+                    }
+                }
+            }
+        }
+        self.default(obj);
     }
 
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
@@ -389,6 +409,10 @@ static SERVICE_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::
 });
 
 impl Strategy for ServiceStrategy {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn returns_deleted_object(&self) -> bool {
         true
     }
@@ -760,7 +784,10 @@ pub fn validate_pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
         errs.push(FieldError::required(format!("{path}.containers"), ""));
     }
     let mut names = std::collections::HashSet::new();
+    // Upstream validates the containers before the init containers, and
+    // each container's own fields before its name's uniqueness.
     for (key, list) in [
+        ("containers", containers),
         (
             "initContainers",
             spec["initContainers"]
@@ -768,11 +795,11 @@ pub fn validate_pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
                 .cloned()
                 .unwrap_or_default(),
         ),
-        ("containers", containers),
     ] {
         for (i, c) in list.iter().enumerate() {
             let cpath = format!("{path}.{key}[{i}]");
-            check_container_name(&cpath, c, &mut names, &mut errs);
+            let mut unique = std::collections::HashSet::new();
+            check_container_name(&cpath, c, &mut unique, &mut errs);
             if c["image"].as_str().unwrap_or("").trim().is_empty() {
                 errs.push(FieldError::required(format!("{cpath}.image"), ""));
             }
@@ -810,6 +837,10 @@ pub fn validate_pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
                         &["Always", "IfNotPresent", "Never"],
                     ));
                 }
+            }
+            let name = c["name"].as_str().unwrap_or("");
+            if !name.is_empty() && !names.insert(name.to_string()) {
+                errs.push(FieldError::duplicate(format!("{cpath}.name"), json!(name)));
             }
         }
     }
@@ -863,11 +894,19 @@ fn pod_status(o: &Value) -> Value {
         .map_or(json!("Unknown"), |s| json!(s))
 }
 
+/// upstream's printPod: the restarts as a string, with how long ago the
+/// last one ended (`3 (5m ago)`) once a container has restarted.
 fn pod_restarts(o: &Value) -> Value {
-    json!(o["status"]["containerStatuses"].as_array().map_or(0, |a| a
+    let statuses = o["status"]["containerStatuses"].as_array().cloned().unwrap_or_default();
+    let restarts: i64 = statuses.iter().map(|c| c["restartCount"].as_i64().unwrap_or(0)).sum();
+    let last = statuses
         .iter()
-        .map(|c| c["restartCount"].as_i64().unwrap_or(0))
-        .sum::<i64>()))
+        .filter_map(|c| c["lastState"]["terminated"]["finishedAt"].as_str())
+        .max();
+    match last {
+        Some(t) if restarts > 0 => json!(format!("{restarts} ({} ago)", super::strategy::human_age(t))),
+        _ => json!(restarts.to_string()),
+    }
 }
 
 static POD_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(|| {
@@ -1369,6 +1408,10 @@ fn normalize_data_sources(obj: &mut Value) {
 }
 
 impl Strategy for PersistentVolumeClaimStrategy {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn returns_deleted_object(&self) -> bool {
         true
     }
@@ -1730,6 +1773,10 @@ fn pv_source(spec: &Value) -> Value {
 }
 
 impl Strategy for PersistentVolumeStrategy {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn returns_deleted_object(&self) -> bool {
         true
     }
@@ -1958,6 +2005,10 @@ fn validate_node(obj: &Value) -> Vec<FieldError> {
 }
 
 impl Strategy for NodeStrategy {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn default(&self, obj: &mut Value) {
         if let Some(status) = obj_mut(obj, "status") {
             if status.get("allocatable").is_none_or(Value::is_null) {
@@ -2405,6 +2456,10 @@ fn validate_limit_range(obj: &Value) -> Vec<FieldError> {
 }
 
 impl Strategy for LimitRangeStrategy {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn default(&self, obj: &mut Value) {
         let Some(limits) = obj
             .get_mut("spec")
@@ -2594,6 +2649,10 @@ static QUOTA_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::ne
 });
 
 impl Strategy for ResourceQuotaStrategy {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         if let Some(m) = obj.as_object_mut() {
             m.insert("status".into(), json!({}));
@@ -3352,7 +3411,7 @@ mod kinds_tests {
                 ("spec.hard[foo]".into(), "Invalid value: \"foo\": must be a standard resource type or fully qualified".into()),
                 ("spec.hard[foo]".into(), "Invalid value: \"foo\": must be a standard resource for quota".into()),
                 ("spec.hard[pods]".into(), "Invalid value: \"1.5\": must be an integer".into()),
-                ("spec.scopes".into(), "Invalid value: []string{\"BestEffort\", \"NotBestEffort\"}: conflicting scopes".into()),
+                ("spec.scopes".into(), "Invalid value: [\"BestEffort\",\"NotBestEffort\"]: conflicting scopes".into()),
             ]
         );
         let with_status = json!({"status": {"hard": {"pods": "10", "limits.cpu": "2", "cpu": "1"}, "used": {"pods": "3"}}});
@@ -3420,7 +3479,7 @@ mod kinds_tests {
         assert_eq!(
             msgs(&ReplicationControllerStrategy.validate(&bad)),
             [
-                ("spec.template.metadata.labels".to_string(), "Invalid value: map[string]string{\"app\":\"web\"}: `selector` does not match template `labels`".to_string()),
+                ("spec.template.metadata.labels".to_string(), "Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`".to_string()),
                 ("spec.template.spec.restartPolicy".into(), "Unsupported value: \"Never\": supported values: \"Always\"".into()),
             ]
         );

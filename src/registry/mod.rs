@@ -81,9 +81,13 @@ pub struct WriteOptions {
 impl WriteOptions {
     /// The field manager recording this write (upstream's default from the User-Agent).
     pub fn manager(&self) -> String {
+        // kapi's own writes (bootstrap objects, built-in controllers) come
+        // from no client; upstream's come from its loopback client, whose
+        // User-Agent names it kube-apiserver.
+        let internal = self.user_agent.is_none() && self.user.name.is_empty();
         fieldmanager::manager_or_user_agent(
             self.field_manager.as_deref(),
-            self.user_agent.as_deref().unwrap_or(""),
+            if internal { "kube-apiserver" } else { self.user_agent.as_deref().unwrap_or("") },
         )
     }
 }
@@ -805,6 +809,14 @@ impl Registry {
         let before = began.and(Some(obj.clone()));
         self.strategy.default(&mut obj);
         meta::prepare_create(&mut obj);
+        if !self.strategy.tracks_generation() {
+            meta::meta_mut(&mut obj).remove("generation");
+        }
+        // As upstream, the writer owns what it sent (defaults included),
+        // not what admission or the strategy add after.
+        if !opts.force_applied {
+            obj = self.record_fields(None, &obj, "", opts);
+        }
         trace::stage(
             began,
             "defaulting",
@@ -841,9 +853,6 @@ impl Registry {
         }
         self.strategy.prepare_for_create(&mut obj);
         self.strategy.prepare_for_create_by(&mut obj, &opts.user);
-        if !opts.force_applied {
-            obj = self.record_fields(None, &obj, "", opts);
-        }
         let began = trace::start();
         let valid = self.validate_create(&obj);
         trace::result(began, "validation", &valid, || json!({}));
@@ -1191,6 +1200,7 @@ impl Registry {
                 || json!({"kind": self.resource.kind, "apiVersion": self.resource.api_version(), "currentResourceVersion": current.resource_version.to_string()}),
             );
             let (mut new, mut warnings) = made?;
+            let mut recorded = false;
             let asked_rv = meta::str_field(&new, "resourceVersion").to_string();
             if !asked_rv.is_empty() && asked_rv != current.resource_version.to_string() {
                 return Err(ApiError::conflict(
@@ -1248,6 +1258,12 @@ impl Registry {
                     "ok",
                     || json!({"patch": trace::diff(&before.unwrap_or_default(), &new)}),
                 );
+                // As upstream, the writer owns what it sent (defaults
+                // included), not what admission or the strategy add later.
+                if !opts.force_applied {
+                    new = self.record_fields(Some(&old), &new, subresource.unwrap_or(""), opts);
+                    recorded = true;
+                }
             }
             let mut attrs = admission::Attributes {
                 operation: admission::Operation::Update,
@@ -1273,7 +1289,7 @@ impl Registry {
             }
             let bump = self.strategy.generation_changed(&new, &old);
             meta::prepare_update(&mut new, &old, bump);
-            if !opts.force_applied {
+            if !opts.force_applied && !recorded {
                 new = self.record_fields(Some(&old), &new, subresource.unwrap_or(""), opts);
             }
             fieldmanager::ignore_timestamp_only_changes(&mut new, &old);

@@ -407,7 +407,7 @@ mod tests {
             got,
             [
                 ("rules[0].verbs".into(), "Required value: verbs must contain at least one value".into()),
-                ("rules[1].nonResourceURLs".into(), "Invalid value: []string{\"/healthz\"}: namespaced rules cannot apply to non-resource URLs".into()),
+                ("rules[1].nonResourceURLs".into(), "Invalid value: [\"/healthz\"]: namespaced rules cannot apply to non-resource URLs".into()),
                 ("rules[2].apiGroups".into(), "Required value: resource rules must supply at least one api group".into()),
                 ("rules[2].resources".into(), "Required value: resource rules must supply at least one resource".into()),
             ]

@@ -67,6 +67,14 @@ pub trait Strategy: Send + Sync {
         false
     }
 
+    /// Whether objects of this kind carry `metadata.generation` (1 on
+    /// create, bumped when the desired state changes). Upstream's
+    /// strategies set it kind by kind; Services, Namespaces, Nodes and
+    /// persistent volumes, among others, have none.
+    fn tracks_generation(&self) -> bool {
+        true
+    }
+
     /// Whether an update changes the desired state (bumping metadata.generation).
     fn generation_changed(&self, new: &Value, old: &Value) -> bool {
         new.get("spec") != old.get("spec")

@@ -29,26 +29,16 @@ pub struct FieldError {
     pub detail: String,
 }
 
-/// Renders a value as Go's `%#v` would for the common cases, which is how
-/// upstream quotes bad values in messages.
+/// Renders a bad value as upstream's field errors quote it (v1.34):
+/// strings quoted, numbers and booleans bare, anything else as Go's
+/// encoding/json writes it (`["a","b"]`, `{"k":"v"}`).
 pub fn go_value(v: &Value) -> String {
     match v {
         Value::String(s) => format!("{s:?}"),
         Value::Number(n) => n.to_string(),
         Value::Bool(b) => b.to_string(),
         Value::Null => "null".into(),
-        Value::Object(m) if m.values().all(|x| x.is_string()) => {
-            let inner: Vec<String> = m
-                .iter()
-                .map(|(k, x)| format!("{k:?}:{}", go_value(x)))
-                .collect();
-            format!("map[string]string{{{}}}", inner.join(", "))
-        }
-        Value::Array(a) if a.iter().all(|x| x.is_string()) => {
-            let inner: Vec<String> = a.iter().map(go_value).collect();
-            format!("[]string{{{}}}", inner.join(", "))
-        }
-        other => other.to_string(),
+        other => String::from_utf8_lossy(&crate::api::go_json::to_vec(other)).into_owned(),
     }
 }
 
@@ -341,6 +331,6 @@ mod tests {
             serde_json::json!({"a": "c"}),
             "`selector` does not match template `labels`",
         );
-        assert_eq!(m.message(), "Invalid value: map[string]string{\"a\":\"c\"}: `selector` does not match template `labels`");
+        assert_eq!(m.message(), "Invalid value: {\"a\":\"c\"}: `selector` does not match template `labels`");
     }
 }

@@ -651,7 +651,7 @@ async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Nex
             } else {
                 ApiError::forbidden(format!("forbidden: {why}"))
             };
-            let mut resp = err.into_response();
+            let mut resp = nosniff(err.into_response());
             resp.extensions_mut().insert(AuthzDecision {
                 decision: "forbid",
                 reason: String::new(),
@@ -659,6 +659,16 @@ async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Nex
             resp
         }
     }
+}
+
+/// upstream's responsewriters.Forbidden marks its answers `nosniff` (the
+/// authorization and impersonation filters answer through it).
+fn nosniff(mut resp: Response) -> Response {
+    resp.headers_mut().insert(
+        "x-content-type-options",
+        axum::http::HeaderValue::from_static("nosniff"),
+    );
+    resp
 }
 
 /// upstream's WithTimeoutForNonLongRunningRequests; `?timeout=` may shorten it.
@@ -797,16 +807,18 @@ async fn impersonation(State(s): State<Arc<ChainState>>, mut req: Request, next:
         if !matches!(s.authorizer.authorize(&attrs), Decision::Allow(_)) {
             let why = forbidden_message(&attrs);
             let qualified = crate::api::status::qualified_resource(group, resource);
-            return ApiError::forbidden(format!("{qualified} {name:?} is forbidden: {why}"))
-                .with_details(Some(
-                    k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
-                        name: Some(name.clone()),
-                        group: (!group.is_empty()).then(|| group.to_string()),
-                        kind: Some(resource.to_string()),
-                        ..Default::default()
-                    },
-                ))
-                .into_response();
+            return nosniff(
+                ApiError::forbidden(format!("{qualified} {name:?} is forbidden: {why}"))
+                    .with_details(Some(
+                        k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                            name: Some(name.clone()),
+                            group: (!group.is_empty()).then(|| group.to_string()),
+                            kind: Some(resource.to_string()),
+                            ..Default::default()
+                        },
+                    ))
+                    .into_response(),
+            );
         }
     }
     let mut impersonated = crate::auth::UserInfo {

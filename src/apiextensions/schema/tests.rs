@@ -330,7 +330,7 @@ fn list_map_keys_must_be_required_scalar_properties() {
         structural(s),
         vec![
             format!("{P}.properties[spec].properties[ports].items.properties[sub].type: Invalid value: \"object\": must be a scalar type if parent array's x-kubernetes-list-type is map"),
-            format!("{P}.properties[spec].properties[ports].x-kubernetes-list-map-keys: Invalid value: []string{{\"name\", \"sub\", \"missing\"}}: entries must all be names of item properties"),
+            format!("{P}.properties[spec].properties[ports].x-kubernetes-list-map-keys: Invalid value: [\"name\",\"sub\",\"missing\"]: entries must all be names of item properties"),
             format!("{P}.properties[spec].properties[ports].items.properties[name].default: Required value: this property is in x-kubernetes-list-map-keys, so it must have a default or be a required property"),
         ]
     );
