@@ -223,6 +223,14 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     manager.add("root-ca-cert-publisher", move |stop| {
         controlplane::serviceaccounts::run_root_ca_publisher(i.clone(), ca_pem.clone(), stop)
     });
+    let i = informers.clone();
+    manager.add("pvc-protection", move |stop| {
+        controlplane::storage_protection::run_pvc_protection(i.clone(), stop)
+    });
+    let i = informers.clone();
+    manager.add("pv-protection", move |stop| {
+        controlplane::storage_protection::run_pv_protection(i.clone(), stop)
+    });
     let r = registries.clone();
     manager.add("resourcequota", move |stop| {
         crate::admission::resource_quota::run(r.clone(), stop)

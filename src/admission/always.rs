@@ -13,7 +13,11 @@ impl MutatingPlugin for AlwaysAdmit {
         "AlwaysAdmit"
     }
 
-    async fn admit(&self, _a: &mut Attributes<'_>, _ctx: &Context) -> Result<Vec<String>, ApiError> {
+    async fn admit(
+        &self,
+        _a: &mut Attributes<'_>,
+        _ctx: &Context,
+    ) -> Result<Vec<String>, ApiError> {
         Ok(Vec::new())
     }
 }
@@ -27,6 +31,40 @@ impl MutatingPlugin for AlwaysDeny {
     }
 
     async fn admit(&self, a: &mut Attributes<'_>, _ctx: &Context) -> Result<Vec<String>, ApiError> {
-        Err(forbidden(a, "admission control is denying all modifications"))
+        Err(forbidden(
+            a,
+            "admission control is denying all modifications",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::common::testing::{create_attrs, env};
+    use super::*;
+
+    /// Tested in process: a server with AlwaysDeny cannot write its own
+    /// bootstrap objects either (as upstream's cannot), so it never
+    /// becomes ready for an end-to-end test.
+    #[tokio::test]
+    async fn always_deny_refuses_and_always_admit_lets_through() {
+        let env = env().await;
+        let ctx = Context {
+            registries: env.registries.clone(),
+        };
+        let cms = env.resource("", "v1", "configmaps");
+        let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}});
+        let mut a = create_attrs(&cms, "default", "x", cm.clone());
+        let e = AlwaysDeny.admit(&mut a, &ctx).await.expect_err("denied");
+        assert_eq!(e.code, 403);
+        assert_eq!(
+            e.message,
+            "configmaps \"x\" is forbidden: admission control is denying all modifications"
+        );
+        let mut a = create_attrs(&cms, "default", "x", cm.clone());
+        assert!(AlwaysAdmit.admit(&mut a, &ctx).await.is_ok());
+        assert_eq!(a.object, Some(cm));
     }
 }

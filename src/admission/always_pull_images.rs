@@ -49,7 +49,12 @@ impl MutatingPlugin for AlwaysPullImages {
         }
         if let Some(spec) = a.object.as_mut().and_then(|p| p.get_mut("spec")) {
             for list in CONTAINER_LISTS {
-                for c in spec.get_mut(list).and_then(Value::as_array_mut).into_iter().flatten() {
+                for c in spec
+                    .get_mut(list)
+                    .and_then(Value::as_array_mut)
+                    .into_iter()
+                    .flatten()
+                {
                     if let Some(c) = c.as_object_mut() {
                         c.insert("imagePullPolicy".into(), json!("Always"));
                     }
@@ -75,7 +80,12 @@ impl ValidatingPlugin for AlwaysPullImages {
             return Ok(Vec::new());
         };
         for list in CONTAINER_LISTS {
-            for (i, c) in pod["spec"][list].as_array().into_iter().flatten().enumerate() {
+            for (i, c) in pod["spec"][list]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
                 let policy = c["imagePullPolicy"].as_str().unwrap_or("");
                 if policy != "Always" {
                     let e = FieldError::not_supported(

@@ -17,13 +17,22 @@ pub struct DefaultIngressClass;
 
 /// The default class: newest first, then by name.
 fn default_class(classes: &[Value]) -> Option<&Value> {
-    let created = |c: &Value| c["metadata"]["creationTimestamp"].as_str().unwrap_or("").to_string();
+    let created = |c: &Value| {
+        c["metadata"]["creationTimestamp"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
     let name = |c: &Value| c["metadata"]["name"].as_str().unwrap_or("").to_string();
     let mut defaults: Vec<&Value> = classes
         .iter()
         .filter(|c| c["metadata"]["annotations"][IS_DEFAULT_ANNOTATION] == "true")
         .collect();
-    defaults.sort_by(|a, b| created(b).cmp(&created(a)).then_with(|| name(a).cmp(&name(b))));
+    defaults.sort_by(|a, b| {
+        created(b)
+            .cmp(&created(a))
+            .then_with(|| name(a).cmp(&name(b)))
+    });
     defaults.first().copied()
 }
 
@@ -48,10 +57,17 @@ impl MutatingPlugin for DefaultIngressClass {
         if has_class {
             return Ok(Vec::new());
         }
-        let classes = super::common::list_in(&ctx.registries, "networking.k8s.io", "v1", "ingressclasses", "")
-            .await
-            .map_err(|e| forbidden(a, e.message))?;
-        let Some(name) = default_class(&classes).and_then(|c| c["metadata"]["name"].as_str()) else {
+        let classes = super::common::list_in(
+            &ctx.registries,
+            "networking.k8s.io",
+            "v1",
+            "ingressclasses",
+            "",
+        )
+        .await
+        .map_err(|e| forbidden(a, e.message))?;
+        let Some(name) = default_class(&classes).and_then(|c| c["metadata"]["name"].as_str())
+        else {
             return Ok(Vec::new());
         };
         let name = name.to_string();

@@ -31,6 +31,9 @@ impl ValidatingPlugin for DenyServiceExternalIPs {
         if new.iter().all(|ip| old.contains(ip)) {
             return Ok(Vec::new());
         }
-        Err(forbidden(a, "use of external IPs is denied by admission control"))
+        Err(forbidden(
+            a,
+            "use of external IPs is denied by admission control",
+        ))
     }
 }

@@ -28,7 +28,10 @@ impl MutatingPlugin for ExtendedResourceToleration {
     }
 
     async fn admit(&self, a: &mut Attributes<'_>, _ctx: &Context) -> Result<Vec<String>, ApiError> {
-        if a.operation != Operation::Create || !common::is_core(a, "pods") || !a.subresource.is_empty() {
+        if a.operation != Operation::Create
+            || !common::is_core(a, "pods")
+            || !a.subresource.is_empty()
+        {
             return Ok(Vec::new());
         }
         let Some(pod) = a.object.as_mut() else {

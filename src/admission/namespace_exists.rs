@@ -55,7 +55,8 @@ impl MutatingPlugin for NamespaceAutoProvision {
         let Some(namespaces) = ctx.registries.get("", "v1", "namespaces") else {
             return Ok(Vec::new());
         };
-        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": a.namespace}});
+        let ns =
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": a.namespace}});
         match namespaces.create("", ns, &WriteOptions::default()).await {
             Ok(_) => Ok(Vec::new()),
             // Created by a concurrent request: just as good.

@@ -19,7 +19,10 @@ impl MutatingPlugin for TaintNodesByCondition {
     }
 
     async fn admit(&self, a: &mut Attributes<'_>, _ctx: &Context) -> Result<Vec<String>, ApiError> {
-        if a.operation != Operation::Create || !common::is_core(a, "nodes") || !a.subresource.is_empty() {
+        if a.operation != Operation::Create
+            || !common::is_core(a, "nodes")
+            || !a.subresource.is_empty()
+        {
             return Ok(Vec::new());
         }
         let Some(spec) = a.object.as_mut().and_then(|n| {
@@ -43,4 +46,3 @@ impl MutatingPlugin for TaintNodesByCondition {
         Ok(Vec::new())
     }
 }
-

@@ -26,11 +26,18 @@ fn applies(a: &Attributes<'_>) -> bool {
 }
 
 /// A namespace annotation holding a JSON list of tolerations; `None` when unset.
-async fn annotated(a: &Attributes<'_>, ctx: &Context, key: &str) -> Result<Option<Vec<Value>>, ApiError> {
+async fn annotated(
+    a: &Attributes<'_>,
+    ctx: &Context,
+    key: &str,
+) -> Result<Option<Vec<Value>>, ApiError> {
     let ns = common::get_core_cached(&ctx.registries, "namespaces", "", a.namespace)
         .await?
         .ok_or_else(|| ApiError::not_found("", "namespaces", a.namespace))?;
-    match ns["metadata"]["annotations"][key].as_str().filter(|s| !s.is_empty()) {
+    match ns["metadata"]["annotations"][key]
+        .as_str()
+        .filter(|s| !s.is_empty())
+    {
         None => Ok(None),
         Some(text) => serde_json::from_str::<Vec<Value>>(text)
             .map(Some)

@@ -40,12 +40,22 @@ impl ValidatingPlugin for PersistentVolumeClaimResize {
             return Ok(Vec::new());
         }
         if old["status"]["phase"] != "Bound" {
-            return Err(forbidden(a, "Only bound persistent volume claims can be expanded"));
+            return Err(forbidden(
+                a,
+                "Only bound persistent volume claims can be expanded",
+            ));
         }
         let class = class_of(new);
         let mut allowed = !class.is_empty() && class == class_of(old);
         if allowed {
-            let classes = common::list_in(&ctx.registries, "storage.k8s.io", "v1", "storageclasses", "").await?;
+            let classes = common::list_in(
+                &ctx.registries,
+                "storage.k8s.io",
+                "v1",
+                "storageclasses",
+                "",
+            )
+            .await?;
             allowed = classes.iter().any(|c| {
                 c["metadata"]["name"] == class.as_str() && c["allowVolumeExpansion"] == true
             });

@@ -16,7 +16,11 @@ fn applies(a: &Attributes<'_>) -> bool {
     a.operation == Operation::Create && common::is_core(a, "pods") && a.subresource.is_empty()
 }
 
-async fn class_of(a: &Attributes<'_>, ctx: &Context, name: &str) -> Result<Option<Value>, ApiError> {
+async fn class_of(
+    a: &Attributes<'_>,
+    ctx: &Context,
+    name: &str,
+) -> Result<Option<Value>, ApiError> {
     let Some(reg) = ctx.registries.get("node.k8s.io", "v1", "runtimeclasses") else {
         return Ok(None);
     };
@@ -35,7 +39,8 @@ async fn class_of(a: &Attributes<'_>, ctx: &Context, name: &str) -> Result<Optio
 /// semantic equality does.
 fn same_resources(a: &Value, b: &Value) -> bool {
     let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
-        return a.as_object().is_none_or(|m| m.is_empty()) && b.as_object().is_none_or(|m| m.is_empty());
+        return a.as_object().is_none_or(|m| m.is_empty())
+            && b.as_object().is_none_or(|m| m.is_empty());
     };
     a.len() == b.len()
         && a.iter().all(|(k, v)| {
@@ -48,7 +53,10 @@ fn same_resources(a: &Value, b: &Value) -> bool {
 fn overhead_error(a: &Attributes<'_>, pod: &Value, class: Option<&Value>) -> Option<ApiError> {
     let pod_overhead = &pod["spec"]["overhead"];
     let set = pod_overhead.as_object().is_some_and(|m| !m.is_empty());
-    match class.map(|c| &c["overhead"]["podFixed"]).filter(|o| !o.is_null()) {
+    match class
+        .map(|c| &c["overhead"]["podFixed"])
+        .filter(|o| !o.is_null())
+    {
         Some(fixed) if set && !same_resources(fixed, pod_overhead) => Some(forbidden(
             a,
             "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead",
@@ -81,7 +89,10 @@ impl MutatingPlugin for RuntimeClass {
             return Ok(Vec::new());
         };
         let Some(class) = class_of(a, ctx, &name).await? else {
-            return Err(forbidden(a, format!("pod rejected: RuntimeClass {name:?} not found")));
+            return Err(forbidden(
+                a,
+                format!("pod rejected: RuntimeClass {name:?} not found"),
+            ));
         };
         let fixed = class["overhead"]["podFixed"].clone();
         if let Some(pod) = a.object.as_ref() {
@@ -92,11 +103,19 @@ impl MutatingPlugin for RuntimeClass {
             }
         }
         let mut conflict = None;
-        if let Some(spec) = a.object.as_mut().and_then(|p| p.get_mut("spec")).and_then(Value::as_object_mut) {
+        if let Some(spec) = a
+            .object
+            .as_mut()
+            .and_then(|p| p.get_mut("spec"))
+            .and_then(Value::as_object_mut)
+        {
             if !fixed.is_null() {
                 spec.insert("overhead".into(), fixed);
             }
-            let wanted = class["scheduling"]["nodeSelector"].as_object().cloned().unwrap_or_default();
+            let wanted = class["scheduling"]["nodeSelector"]
+                .as_object()
+                .cloned()
+                .unwrap_or_default();
             if !wanted.is_empty() {
                 let selector = spec.entry("nodeSelector").or_insert_with(|| json!({}));
                 if let Some(sel) = selector.as_object_mut() {
@@ -117,10 +136,16 @@ impl MutatingPlugin for RuntimeClass {
                     }
                 }
             }
-            let extra = class["scheduling"]["tolerations"].as_array().cloned().unwrap_or_default();
+            let extra = class["scheduling"]["tolerations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
             if !extra.is_empty() {
                 let have = tolerations::of(&Value::Object(spec.clone()));
-                spec.insert("tolerations".into(), Value::Array(tolerations::merge(&have, &extra)));
+                spec.insert(
+                    "tolerations".into(),
+                    Value::Array(tolerations::merge(&have, &extra)),
+                );
             }
         }
         match conflict {
@@ -140,7 +165,10 @@ impl ValidatingPlugin for RuntimeClass {
         let Some(pod) = a.object.as_ref().filter(|_| applies(a)) else {
             return Ok(Vec::new());
         };
-        let class = match pod["spec"]["runtimeClassName"].as_str().filter(|n| !n.is_empty()) {
+        let class = match pod["spec"]["runtimeClassName"]
+            .as_str()
+            .filter(|n| !n.is_empty())
+        {
             Some(name) => class_of(a, ctx, name).await?,
             None => None,
         };

@@ -21,7 +21,10 @@ impl MutatingPlugin for StorageObjectInUseProtection {
     }
 
     async fn admit(&self, a: &mut Attributes<'_>, _ctx: &Context) -> Result<Vec<String>, ApiError> {
-        if a.operation != Operation::Create || !a.resource.group.is_empty() || !a.subresource.is_empty() {
+        if a.operation != Operation::Create
+            || !a.resource.group.is_empty()
+            || !a.subresource.is_empty()
+        {
             return Ok(Vec::new());
         }
         let finalizer = match a.resource.plural.as_str() {

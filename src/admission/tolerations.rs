@@ -76,8 +76,14 @@ mod tests {
         let exists = json!({"key": "k", "operator": "Exists", "effect": "NoSchedule"});
         let equal = json!({"key": "k", "operator": "Equal", "value": "v", "effect": "NoSchedule"});
         let other = json!({"key": "o", "operator": "Exists"});
-        assert_eq!(merge(&[equal.clone()], &[exists.clone()]), vec![exists.clone()]);
-        assert_eq!(merge(&[exists.clone(), other.clone()], &[equal]), vec![exists.clone(), other]);
+        assert_eq!(
+            merge(&[equal.clone()], &[exists.clone()]),
+            vec![exists.clone()]
+        );
+        assert_eq!(
+            merge(&[exists.clone(), other.clone()], &[equal]),
+            vec![exists.clone(), other]
+        );
         assert_eq!(merge(&[exists.clone()], &[exists.clone()]), vec![exists]);
     }
 

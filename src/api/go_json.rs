@@ -21,7 +21,12 @@ fn fields_of(message: &str) -> Option<Fields> {
         .binary_search_by(|(m, _)| (*m).cmp(message))
         .ok()
         .map(|i| GO_ORDER[i].1)
-        .or_else(|| AGGREGATOR_ORDER.iter().find(|(m, _)| *m == message).map(|(_, f)| *f))
+        .or_else(|| {
+            AGGREGATOR_ORDER
+                .iter()
+                .find(|(m, _)| *m == message)
+                .map(|(_, f)| *f)
+        })
 }
 
 const APISERVICE: &str = "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService";
@@ -30,41 +35,77 @@ const APISERVICE_LIST: &str = "io.k8s.kube-aggregator.pkg.apis.apiregistration.v
 /// kube-aggregator's types, which the generated table (k8s.io/api and
 /// apimachinery) does not cover, as its Go structs declare them.
 static AGGREGATOR_ORDER: &[(&str, &[(&str, &str, u8)])] = &[
-    (APISERVICE, &[
-        ("", "io.k8s.apimachinery.pkg.apis.meta.v1.TypeMeta", INLINE),
-        ("metadata", "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", 0),
-        ("spec", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", 0),
-        ("status", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus", 0),
-    ]),
-    (APISERVICE_LIST, &[
-        ("", "io.k8s.apimachinery.pkg.apis.meta.v1.TypeMeta", INLINE),
-        ("metadata", "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta", 0),
-        ("items", APISERVICE, 0),
-    ]),
-    ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec", &[
-        ("service", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference", 0),
-        ("group", "", 0),
-        ("version", "", 0),
-        ("insecureSkipTLSVerify", "", 0),
-        ("caBundle", "", 0),
-        ("groupPriorityMinimum", "", 0),
-        ("versionPriority", "", 0),
-    ]),
-    ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference", &[
-        ("namespace", "", 0),
-        ("name", "", 0),
-        ("port", "", 0),
-    ]),
-    ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus", &[
-        ("conditions", "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition", 0),
-    ]),
-    ("io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition", &[
-        ("type", "", 0),
-        ("status", "", 0),
-        ("lastTransitionTime", "", 0),
-        ("reason", "", 0),
-        ("message", "", 0),
-    ]),
+    (
+        APISERVICE,
+        &[
+            ("", "io.k8s.apimachinery.pkg.apis.meta.v1.TypeMeta", INLINE),
+            (
+                "metadata",
+                "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+                0,
+            ),
+            (
+                "spec",
+                "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec",
+                0,
+            ),
+            (
+                "status",
+                "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus",
+                0,
+            ),
+        ],
+    ),
+    (
+        APISERVICE_LIST,
+        &[
+            ("", "io.k8s.apimachinery.pkg.apis.meta.v1.TypeMeta", INLINE),
+            (
+                "metadata",
+                "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+                0,
+            ),
+            ("items", APISERVICE, 0),
+        ],
+    ),
+    (
+        "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec",
+        &[
+            (
+                "service",
+                "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
+                0,
+            ),
+            ("group", "", 0),
+            ("version", "", 0),
+            ("insecureSkipTLSVerify", "", 0),
+            ("caBundle", "", 0),
+            ("groupPriorityMinimum", "", 0),
+            ("versionPriority", "", 0),
+        ],
+    ),
+    (
+        "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.ServiceReference",
+        &[("namespace", "", 0), ("name", "", 0), ("port", "", 0)],
+    ),
+    (
+        "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceStatus",
+        &[(
+            "conditions",
+            "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition",
+            0,
+        )],
+    ),
+    (
+        "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceCondition",
+        &[
+            ("type", "", 0),
+            ("status", "", 0),
+            ("lastTransitionTime", "", 0),
+            ("reason", "", 0),
+            ("message", "", 0),
+        ],
+    ),
 ];
 
 /// The object in Go's order when `api_version`/`kind` is a built-in kind,

@@ -148,7 +148,9 @@ pub fn first_error(input: &[u8]) -> Option<String> {
                     _ => {}
                 },
                 State::InStringEsc => match c {
-                    b'b' | b'f' | b'n' | b'r' | b't' | b'\\' | b'/' | b'"' => state = State::InString,
+                    b'b' | b'f' | b'n' | b'r' | b't' | b'\\' | b'/' | b'"' => {
+                        state = State::InString
+                    }
                     b'u' => state = State::InStringEscU(0),
                     _ => return err(c, "in string escape code"),
                 },
@@ -156,7 +158,11 @@ pub fn first_error(input: &[u8]) -> Option<String> {
                     if !c.is_ascii_hexdigit() {
                         return err(c, "in \\u hexadecimal character escape");
                     }
-                    state = if n == 3 { State::InString } else { State::InStringEscU(n + 1) };
+                    state = if n == 3 {
+                        State::InString
+                    } else {
+                        State::InStringEscU(n + 1)
+                    };
                 }
                 State::Neg => match c {
                     b'0' => state = State::Zero,
@@ -201,9 +207,16 @@ pub fn first_error(input: &[u8]) -> Option<String> {
                 }
                 State::Literal(word, rest) => {
                     if c != rest[0] {
-                        return err(c, &format!("in literal {word} (expecting {})", quote_char(rest[0])));
+                        return err(
+                            c,
+                            &format!("in literal {word} (expecting {})", quote_char(rest[0])),
+                        );
                     }
-                    state = if rest.len() == 1 { State::EndValue } else { State::Literal(word, &rest[1..]) };
+                    state = if rest.len() == 1 {
+                        State::EndValue
+                    } else {
+                        State::Literal(word, &rest[1..])
+                    };
                 }
             }
             break;
@@ -211,7 +224,11 @@ pub fn first_error(input: &[u8]) -> Option<String> {
     }
     match state {
         State::EndTop => None,
-        State::EndValue | State::Zero | State::One | State::Dot0 | State::E0 if stack.is_empty() => None,
+        State::EndValue | State::Zero | State::One | State::Dot0 | State::E0
+            if stack.is_empty() =>
+        {
+            None
+        }
         _ => Some("unexpected end of JSON input".into()),
     }
 }
@@ -223,19 +240,54 @@ mod tests {
     #[test]
     fn errors_read_as_gos() {
         let e = |s: &str| first_error(s.as_bytes());
-        assert_eq!(e("{bad").as_deref(), Some("invalid character 'b' looking for beginning of object key string"));
-        assert_eq!(e(r#"{"a" 1}"#).as_deref(), Some("invalid character '1' after object key"));
-        assert_eq!(e(r#"{"a":1 "b"}"#).as_deref(), Some("invalid character '\"' after object key:value pair"));
-        assert_eq!(e("[1,]").as_deref(), Some("invalid character ']' looking for beginning of value"));
-        assert_eq!(e("[1 2]").as_deref(), Some("invalid character '2' after array element"));
-        assert_eq!(e("{} x").as_deref(), Some("invalid character 'x' after top-level value"));
+        assert_eq!(
+            e("{bad").as_deref(),
+            Some("invalid character 'b' looking for beginning of object key string")
+        );
+        assert_eq!(
+            e(r#"{"a" 1}"#).as_deref(),
+            Some("invalid character '1' after object key")
+        );
+        assert_eq!(
+            e(r#"{"a":1 "b"}"#).as_deref(),
+            Some("invalid character '\"' after object key:value pair")
+        );
+        assert_eq!(
+            e("[1,]").as_deref(),
+            Some("invalid character ']' looking for beginning of value")
+        );
+        assert_eq!(
+            e("[1 2]").as_deref(),
+            Some("invalid character '2' after array element")
+        );
+        assert_eq!(
+            e("{} x").as_deref(),
+            Some("invalid character 'x' after top-level value")
+        );
         assert_eq!(e("tru").as_deref(), Some("unexpected end of JSON input"));
-        assert_eq!(e("trux").as_deref(), Some("invalid character 'x' in literal true (expecting 'e')"));
-        assert_eq!(e("\"a\nb\"").as_deref(), Some("invalid character '\\n' in string literal"));
-        assert_eq!(e("01").as_deref(), Some("invalid character '1' after top-level value"));
-        assert_eq!(e("-x").as_deref(), Some("invalid character 'x' in numeric literal"));
+        assert_eq!(
+            e("trux").as_deref(),
+            Some("invalid character 'x' in literal true (expecting 'e')")
+        );
+        assert_eq!(
+            e("\"a\nb\"").as_deref(),
+            Some("invalid character '\\n' in string literal")
+        );
+        assert_eq!(
+            e("01").as_deref(),
+            Some("invalid character '1' after top-level value")
+        );
+        assert_eq!(
+            e("-x").as_deref(),
+            Some("invalid character 'x' in numeric literal")
+        );
         assert_eq!(e(""), Some("unexpected end of JSON input".into()));
-        for ok in [r#"{"a":[1,2.5e3,-0,true,false,null,"x\u00e9"],"b":{}}"#, "[]", " 12 ", "\"s\""] {
+        for ok in [
+            r#"{"a":[1,2.5e3,-0,true,false,null,"x\u00e9"],"b":{}}"#,
+            "[]",
+            " 12 ",
+            "\"s\"",
+        ] {
             assert_eq!(e(ok), None, "{ok}");
         }
     }

@@ -19,6 +19,8 @@ pub const CONTROLLERS: &[&str] = &[
     "serviceaccount",
     "root-ca-cert-publisher",
     "resourcequota",
+    "pvc-protection",
+    "pv-protection",
 ];
 
 /// The names newer kube-controller-manager releases use, with the older
@@ -33,6 +35,8 @@ const NEW_NAMES: &[(&str, &str)] = &[
         "root-ca-cert-publisher",
     ),
     ("resourcequota-controller", "resourcequota"),
+    ("persistentvolumeclaim-protection-controller", "pvc-protection"),
+    ("persistentvolume-protection-controller", "pv-protection"),
 ];
 
 /// `--controllers`: `*` for all, `name` to add, `-name` to remove.

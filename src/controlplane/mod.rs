@@ -10,6 +10,7 @@ pub mod manager;
 pub mod namespace;
 pub mod repair;
 pub mod serviceaccounts;
+pub mod storage_protection;
 
 use std::sync::{Arc, OnceLock};
 

@@ -1,0 +1,233 @@
+//! Admission plugins as kube-apiserver v1.34 runs them (issue 21, point
+//! 9): the default-on ones that act without any flag (TaintNodesByCondition,
+//! StorageObjectInUseProtection with its pvc- and pv-protection
+//! controllers, PersistentVolumeClaimResize, RuntimeClass,
+//! DefaultIngressClass), the opt-in ones a flag names, and the ones kapi
+//! does not run, refused at start rather than skipped. (AlwaysDeny is
+//! tested in process: a server running it cannot bootstrap.)
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{runtime, Kapi};
+use serde_json::{json, Value};
+
+async fn send(c: &reqwest::Client, method: &str, url: &str, body: Option<Value>) -> (u16, Value) {
+    let mut r = c.request(method.parse().expect("method"), url);
+    if let Some(b) = body {
+        r = r.header("Content-Type", "application/json").body(b.to_string());
+    }
+    let resp = r.send().await.expect("send");
+    let code = resp.status().as_u16();
+    (code, resp.json::<Value>().await.unwrap_or(Value::Null))
+}
+
+async fn merge_patch(c: &reqwest::Client, url: &str, body: Value) -> (u16, Value) {
+    let resp = c
+        .patch(url)
+        .header("Content-Type", "application/merge-patch+json")
+        .body(body.to_string())
+        .send()
+        .await
+        .expect("patch");
+    let code = resp.status().as_u16();
+    (code, resp.json::<Value>().await.unwrap_or(Value::Null))
+}
+
+fn pod(name: &str, spec: Value) -> Value {
+    let mut p = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+    if let (Some(s), Some(extra)) = (p["spec"].as_object_mut(), spec.as_object()) {
+        for (k, v) in extra {
+            s.insert(k.clone(), v.clone());
+        }
+    }
+    p
+}
+
+async fn eventually_gone(c: &reqwest::Client, url: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (code, body) = send(c, "GET", url, None).await;
+        if code == 404 {
+            return;
+        }
+        assert!(Instant::now() < deadline, "{url} is still there: {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[test]
+fn default_plugins_act_without_flags() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let api = format!("{}/api/v1", k.url);
+
+        // TaintNodesByCondition: a new node is not ready yet.
+        let (code, node) = send(&c, "POST", &format!("{api}/nodes"),
+            Some(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}))).await;
+        assert_eq!(code, 201, "{node}");
+        assert_eq!(node["spec"]["taints"], json!([{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}]));
+
+        // StorageObjectInUseProtection and the pvc-protection controller:
+        // a claim a pod mounts stays until the pod is gone.
+        let pvcs = format!("{api}/namespaces/default/persistentvolumeclaims");
+        let (code, pvc) = send(&c, "POST", &pvcs, Some(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "data"}, "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}))).await;
+        assert_eq!(code, 201, "{pvc}");
+        assert_eq!(pvc["metadata"]["finalizers"], json!(["kubernetes.io/pvc-protection"]));
+        let pods = format!("{api}/namespaces/default/pods");
+        let (code, p) = send(&c, "POST", &pods, Some(pod("user", json!({"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]})))).await;
+        assert_eq!(code, 201, "{p}");
+        let (code, _) = send(&c, "DELETE", &format!("{pvcs}/data"), None).await;
+        assert_eq!(code, 200);
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let (code, held) = send(&c, "GET", &format!("{pvcs}/data"), None).await;
+        assert_eq!(code, 200, "a claim in use stays");
+        assert!(held["metadata"]["deletionTimestamp"].is_string(), "{held}");
+        send(&c, "DELETE", &format!("{pods}/user"), None).await;
+        eventually_gone(&c, &format!("{pvcs}/data")).await;
+
+        // pv-protection: an unbound volume goes once deleted.
+        let (code, pv) = send(&c, "POST", &format!("{api}/persistentvolumes"), Some(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": "pv1"}, "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/tmp/pv1"}}}))).await;
+        assert_eq!(code, 201, "{pv}");
+        assert_eq!(pv["metadata"]["finalizers"], json!(["kubernetes.io/pv-protection"]));
+        send(&c, "DELETE", &format!("{api}/persistentvolumes/pv1"), None).await;
+        eventually_gone(&c, &format!("{api}/persistentvolumes/pv1")).await;
+
+        // PersistentVolumeClaimResize: a bound claim grows only when its
+        // class allows expansion.
+        let (code, _) = send(&c, "POST", &pvcs, Some(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "grow"}, "spec": {"storageClassName": "fixed", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}))).await;
+        assert_eq!(code, 201);
+        let (code, _) = merge_patch(&c, &format!("{pvcs}/grow/status"), json!({"status": {"phase": "Bound"}})).await;
+        assert_eq!(code, 200);
+        let bigger = json!({"spec": {"resources": {"requests": {"storage": "2Gi"}}}});
+        let (code, refused) = merge_patch(&c, &format!("{pvcs}/grow"), bigger.clone()).await;
+        assert_eq!(code, 403, "{refused}");
+        assert_eq!(refused["message"], "persistentvolumeclaims \"grow\" is forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize");
+        let (code, _) = send(&c, "POST", &format!("{}/apis/storage.k8s.io/v1/storageclasses", k.url), Some(json!({"apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass", "metadata": {"name": "fixed"}, "provisioner": "example.com/disk", "allowVolumeExpansion": true}))).await;
+        assert_eq!(code, 201);
+        let (code, grown) = merge_patch(&c, &format!("{pvcs}/grow"), bigger).await;
+        assert_eq!(code, 200, "{grown}");
+
+        // RuntimeClass: a missing class is refused; an existing one brings
+        // its overhead and scheduling constraints.
+        let (code, refused) = send(&c, "POST", &pods, Some(pod("sandboxed", json!({"runtimeClassName": "gvisor"})))).await;
+        assert_eq!(code, 403, "{refused}");
+        assert_eq!(refused["message"], "pods \"sandboxed\" is forbidden: pod rejected: RuntimeClass \"gvisor\" not found");
+        let (code, rc) = send(&c, "POST", &format!("{}/apis/node.k8s.io/v1/runtimeclasses", k.url), Some(json!({"apiVersion": "node.k8s.io/v1",
+            "kind": "RuntimeClass", "metadata": {"name": "gvisor"}, "handler": "runsc",
+            "overhead": {"podFixed": {"cpu": "250m"}},
+            "scheduling": {"nodeSelector": {"sandbox": "gvisor"}, "tolerations": [{"key": "sandbox", "operator": "Exists", "effect": "NoSchedule"}]}}))).await;
+        assert_eq!(code, 201, "{rc}");
+        let (code, p) = send(&c, "POST", &pods, Some(pod("sandboxed", json!({"runtimeClassName": "gvisor"})))).await;
+        assert_eq!(code, 201, "{p}");
+        assert_eq!(p["spec"]["overhead"], json!({"cpu": "250m"}));
+        assert_eq!(p["spec"]["nodeSelector"], json!({"sandbox": "gvisor"}));
+        assert!(p["spec"]["tolerations"].as_array().is_some_and(|t| t.iter().any(|t| t["key"] == "sandbox")), "{p}");
+        let (code, refused) = send(&c, "POST", &pods, Some(pod("wrong-overhead", json!({"runtimeClassName": "gvisor", "overhead": {"cpu": "1"}})))).await;
+        assert_eq!(code, 403, "{refused}");
+        assert_eq!(refused["message"], "pods \"wrong-overhead\" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
+
+        // DefaultIngressClass: an Ingress without a class gets the default.
+        let net = format!("{}/apis/networking.k8s.io/v1", k.url);
+        let (code, _) = send(&c, "POST", &format!("{net}/ingressclasses"), Some(json!({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass",
+            "metadata": {"name": "nginx", "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}}, "spec": {"controller": "k8s.io/ingress-nginx"}}))).await;
+        assert_eq!(code, 201);
+        let (code, ing) = send(&c, "POST", &format!("{net}/namespaces/default/ingresses"), Some(json!({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress",
+            "metadata": {"name": "web"}, "spec": {"defaultBackend": {"service": {"name": "web", "port": {"number": 80}}}}}))).await;
+        assert_eq!(code, 201, "{ing}");
+        assert_eq!(ing["spec"]["ingressClassName"], "nginx");
+    });
+}
+
+#[test]
+fn opt_in_plugins_act_when_named() {
+    let k = Kapi::start(&["--enable-admission-plugins=AlwaysPullImages,PodNodeSelector,PodTolerationRestriction,ExtendedResourceToleration,LimitPodHardAntiAffinityTopology,DenyServiceExternalIPs"]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let api = format!("{}/api/v1", k.url);
+        let (code, ns) = send(&c, "POST", &format!("{api}/namespaces"), Some(json!({"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "team", "annotations": {
+                "scheduler.alpha.kubernetes.io/node-selector": "env=prod",
+                "scheduler.alpha.kubernetes.io/defaultTolerations": "[{\"key\":\"dedicated\",\"operator\":\"Equal\",\"value\":\"team\",\"effect\":\"NoSchedule\"}]",
+                "scheduler.alpha.kubernetes.io/tolerationsWhitelist": "[{\"key\":\"dedicated\",\"operator\":\"Exists\"},{\"key\":\"example.com/gpu\",\"operator\":\"Exists\"},{\"key\":\"node.kubernetes.io/memory-pressure\",\"operator\":\"Exists\"},{\"key\":\"node.kubernetes.io/not-ready\",\"operator\":\"Exists\"},{\"key\":\"node.kubernetes.io/unreachable\",\"operator\":\"Exists\"}]"}}}))).await;
+        // The whitelist must cover what every mutating plugin adds, as
+        // upstream's does: DefaultTolerationSeconds' not-ready and
+        // unreachable tolerations, and the memory-pressure one.
+        assert_eq!(code, 201, "{ns}");
+        let pods = format!("{api}/namespaces/team/pods");
+
+        let (code, p) = send(&c, "POST", &pods, Some(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu"},
+            "spec": {"containers": [{"name": "c", "image": "busybox", "imagePullPolicy": "IfNotPresent",
+                "resources": {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}]}}))).await;
+        assert_eq!(code, 201, "{p}");
+        // AlwaysPullImages
+        assert_eq!(p["spec"]["containers"][0]["imagePullPolicy"], "Always");
+        // PodNodeSelector
+        assert_eq!(p["spec"]["nodeSelector"], json!({"env": "prod"}));
+        // PodTolerationRestriction (defaults; not BestEffort, so memory
+        // pressure too) and ExtendedResourceToleration.
+        let keys: Vec<&str> = p["spec"]["tolerations"].as_array().expect("tolerations").iter()
+            .filter_map(|t| t["key"].as_str()).collect();
+        for want in ["dedicated", "node.kubernetes.io/memory-pressure", "example.com/gpu"] {
+            assert!(keys.contains(&want), "{want} missing from {keys:?}");
+        }
+
+        let (code, refused) = send(&c, "POST", &pods, Some(pod("dev", json!({"nodeSelector": {"env": "dev"}})))).await;
+        assert_eq!(code, 403, "{refused}");
+        assert_eq!(refused["message"], "pods \"dev\" is forbidden: pod node label selector conflicts with its namespace node label selector");
+
+        let (code, refused) = send(&c, "POST", &pods, Some(pod("outsider", json!({"tolerations": [{"key": "other", "operator": "Exists"}]})))).await;
+        assert_eq!(code, 403, "{refused}");
+        assert_eq!(refused["message"], "pods \"outsider\" is forbidden: pod tolerations (possibly merged with namespace default tolerations) conflict with its namespace whitelist");
+
+        let anti = json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "topology.kubernetes.io/zone"}]}}});
+        let (code, refused) = send(&c, "POST", &pods, Some(pod("spread", anti))).await;
+        assert_eq!(code, 403, "{refused}");
+        assert_eq!(refused["message"], "pods \"spread\" is forbidden: affinity.PodAntiAffinity.RequiredDuringScheduling has TopologyKey topology.kubernetes.io/zone but only key kubernetes.io/hostname is allowed");
+
+        let (code, refused) = send(&c, "POST", &format!("{api}/namespaces/team/services"), Some(json!({"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "ext"}, "spec": {"ports": [{"port": 80}], "externalIPs": ["192.0.2.10"]}}))).await;
+        assert_eq!(code, 403, "{refused}");
+        assert_eq!(refused["message"], "services \"ext\" is forbidden: use of external IPs is denied by admission control");
+    });
+}
+
+#[test]
+fn namespace_auto_provision_creates_the_namespace() {
+    let k = Kapi::start(&["--enable-admission-plugins=NamespaceAutoProvision"]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let (code, cm) = send(&c, "POST", &format!("{}/api/v1/namespaces/made-on-demand/configmaps", k.url),
+            Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}))).await;
+        assert_eq!(code, 201, "{cm}");
+        let (code, _) = send(&c, "GET", &format!("{}/api/v1/namespaces/made-on-demand", k.url), None).await;
+        assert_eq!(code, 200);
+    });
+}
+
+/// A plugin upstream has and kapi does not run is refused at start with
+/// the reason, never accepted and skipped.
+#[test]
+fn plugins_kapi_does_not_run_are_refused_at_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(common::kapi_bin())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir.path())
+        .arg("--enable-admission-plugins=EventRateLimit")
+        .output()
+        .expect("run kapi");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("plugin \"EventRateLimit\" is not supported by kapi: it needs its admission configuration file"),
+        "{err}"
+    );
+}
