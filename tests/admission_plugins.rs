@@ -16,7 +16,9 @@ use serde_json::{json, Value};
 async fn send(c: &reqwest::Client, method: &str, url: &str, body: Option<Value>) -> (u16, Value) {
     let mut r = c.request(method.parse().expect("method"), url);
     if let Some(b) = body {
-        r = r.header("Content-Type", "application/json").body(b.to_string());
+        r = r
+            .header("Content-Type", "application/json")
+            .body(b.to_string());
     }
     let resp = r.send().await.expect("send");
     let code = resp.status().as_u16();
@@ -205,10 +207,21 @@ fn namespace_auto_provision_creates_the_namespace() {
     let k = Kapi::start(&["--enable-admission-plugins=NamespaceAutoProvision"]);
     runtime().block_on(async {
         let c = k.admin_client();
-        let (code, cm) = send(&c, "POST", &format!("{}/api/v1/namespaces/made-on-demand/configmaps", k.url),
-            Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}}))).await;
+        let (code, cm) = send(
+            &c,
+            "POST",
+            &format!("{}/api/v1/namespaces/made-on-demand/configmaps", k.url),
+            Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}})),
+        )
+        .await;
         assert_eq!(code, 201, "{cm}");
-        let (code, _) = send(&c, "GET", &format!("{}/api/v1/namespaces/made-on-demand", k.url), None).await;
+        let (code, _) = send(
+            &c,
+            "GET",
+            &format!("{}/api/v1/namespaces/made-on-demand", k.url),
+            None,
+        )
+        .await;
         assert_eq!(code, 200);
     });
 }

@@ -123,15 +123,33 @@ fn apply_by_another_manager_after_kubectl_create_does_not_conflict() {
     assert_eq!(out.lines().count(), 10, "{out}");
 
     let (ok, out, err) = k.kubectl_stdin(
-        &["apply", "--server-side", "--field-manager=team-a", "-f", "-"],
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=team-a",
+            "-f",
+            "-",
+        ],
         &with_team_label(MANIFESTS),
     );
-    assert!(ok, "server-side apply of the same manifests conflicted: {err}");
+    assert!(
+        ok,
+        "server-side apply of the same manifests conflicted: {err}"
+    );
     assert_eq!(out.matches("serverside-applied").count(), 10, "{out}");
 
     // Both managers now share what both set; the label is team-a's alone.
     let (ok, out, err) = k.kubectl_stdin(
-        &["get", "deployment", "web", "-n", NS, "--show-managed-fields", "-o", "json"],
+        &[
+            "get",
+            "deployment",
+            "web",
+            "-n",
+            NS,
+            "--show-managed-fields",
+            "-o",
+            "json",
+        ],
         "",
     );
     assert!(ok, "{err}");
@@ -149,7 +167,13 @@ fn apply_by_another_manager_after_kubectl_create_does_not_conflict() {
     // A value the creator owns, changed: that conflicts, as upstream.
     let changed = with_team_label(MANIFESTS).replace("replicas: 2", "replicas: 3");
     let (ok, _, err) = k.kubectl_stdin(
-        &["apply", "--server-side", "--field-manager=team-a", "-f", "-"],
+        &[
+            "apply",
+            "--server-side",
+            "--field-manager=team-a",
+            "-f",
+            "-",
+        ],
         &changed,
     );
     assert!(!ok, "changing kubectl-create's replicas must conflict");

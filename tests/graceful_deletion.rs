@@ -15,7 +15,9 @@ use serde_json::{json, Value};
 async fn send(c: &reqwest::Client, method: &str, url: &str, body: Option<Value>) -> (u16, Value) {
     let mut r = c.request(method.parse().expect("method"), url);
     if let Some(b) = body {
-        r = r.header("Content-Type", "application/json").body(b.to_string());
+        r = r
+            .header("Content-Type", "application/json")
+            .body(b.to_string());
     }
     let resp = r.send().await.expect("send");
     let code = resp.status().as_u16();
@@ -52,42 +54,90 @@ fn scheduled_pods_terminate_gracefully_and_others_go_at_once() {
         let pods = format!("{}/api/v1/namespaces/default/pods", k.url);
 
         // A scheduled pod with the default grace period (30 s).
-        let (code, created) = send(&c, "POST", &pods, Some(pod("on-node", Some("node-1"), None, &[]))).await;
+        let (code, created) = send(
+            &c,
+            "POST",
+            &pods,
+            Some(pod("on-node", Some("node-1"), None, &[])),
+        )
+        .await;
         assert_eq!(code, 201, "{created}");
         assert_eq!(created["spec"]["terminationGracePeriodSeconds"], 30);
         let (code, marked) = send(&c, "DELETE", &format!("{pods}/on-node"), None).await;
         assert_eq!(code, 200, "{marked}");
-        assert_eq!(marked["kind"], "Pod", "pods answer a delete with the pod: {marked}");
+        assert_eq!(
+            marked["kind"], "Pod",
+            "pods answer a delete with the pod: {marked}"
+        );
         assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 30);
         let ahead = seconds_ahead(&marked["metadata"]["deletionTimestamp"]);
-        assert!((25..=31).contains(&ahead), "deletionTimestamp {ahead} s ahead");
+        assert!(
+            (25..=31).contains(&ahead),
+            "deletionTimestamp {ahead} s ahead"
+        );
         let (code, still) = send(&c, "GET", &format!("{pods}/on-node"), None).await;
         assert_eq!(code, 200, "the pod stays until its kubelet removes it");
-        assert_eq!(still["metadata"]["resourceVersion"], marked["metadata"]["resourceVersion"]);
+        assert_eq!(
+            still["metadata"]["resourceVersion"],
+            marked["metadata"]["resourceVersion"]
+        );
 
         // Deleting again without a shorter grace period changes nothing.
         let (code, again) = send(&c, "DELETE", &format!("{pods}/on-node"), None).await;
         assert_eq!(code, 200);
-        assert_eq!(again["metadata"]["resourceVersion"], marked["metadata"]["resourceVersion"]);
-        let (_, longer) = send(&c, "DELETE", &format!("{pods}/on-node?gracePeriodSeconds=60"), None).await;
-        assert_eq!(longer["metadata"]["deletionGracePeriodSeconds"], 30, "a grace period may only shrink");
+        assert_eq!(
+            again["metadata"]["resourceVersion"],
+            marked["metadata"]["resourceVersion"]
+        );
+        let (_, longer) = send(
+            &c,
+            "DELETE",
+            &format!("{pods}/on-node?gracePeriodSeconds=60"),
+            None,
+        )
+        .await;
+        assert_eq!(
+            longer["metadata"]["deletionGracePeriodSeconds"], 30,
+            "a grace period may only shrink"
+        );
 
         // A shorter one moves the deadline forward.
-        let (code, shorter) = send(&c, "DELETE", &format!("{pods}/on-node?gracePeriodSeconds=10"), None).await;
+        let (code, shorter) = send(
+            &c,
+            "DELETE",
+            &format!("{pods}/on-node?gracePeriodSeconds=10"),
+            None,
+        )
+        .await;
         assert_eq!(code, 200, "{shorter}");
         assert_eq!(shorter["metadata"]["deletionGracePeriodSeconds"], 10);
         let ahead = seconds_ahead(&shorter["metadata"]["deletionTimestamp"]);
-        assert!((5..=11).contains(&ahead), "shortened deletionTimestamp {ahead} s ahead");
+        assert!(
+            (5..=11).contains(&ahead),
+            "shortened deletionTimestamp {ahead} s ahead"
+        );
 
         // Grace 0 (what --force sends) removes it.
-        let (code, gone) = send(&c, "DELETE", &format!("{pods}/on-node?gracePeriodSeconds=0"), None).await;
+        let (code, gone) = send(
+            &c,
+            "DELETE",
+            &format!("{pods}/on-node?gracePeriodSeconds=0"),
+            None,
+        )
+        .await;
         assert_eq!(code, 200, "{gone}");
         assert_eq!(gone["metadata"]["deletionGracePeriodSeconds"], 0);
         let (code, _) = send(&c, "GET", &format!("{pods}/on-node"), None).await;
         assert_eq!(code, 404);
 
         // The pod's own grace period is used when the delete names none.
-        send(&c, "POST", &pods, Some(pod("short", Some("node-1"), Some(5), &[]))).await;
+        send(
+            &c,
+            "POST",
+            &pods,
+            Some(pod("short", Some("node-1"), Some(5), &[])),
+        )
+        .await;
         let (_, marked) = send(&c, "DELETE", &format!("{pods}/short"), None).await;
         assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 5);
 
@@ -100,7 +150,13 @@ fn scheduled_pods_terminate_gracefully_and_others_go_at_once() {
         assert_eq!(code, 404);
 
         // Finished: removed at once too.
-        let (_, done) = send(&c, "POST", &pods, Some(pod("done", Some("node-1"), None, &[]))).await;
+        let (_, done) = send(
+            &c,
+            "POST",
+            &pods,
+            Some(pod("done", Some("node-1"), None, &[])),
+        )
+        .await;
         let mut status = done.clone();
         status["status"]["phase"] = json!("Succeeded");
         let (code, s) = send(&c, "PUT", &format!("{pods}/done/status"), Some(status)).await;
@@ -110,7 +166,13 @@ fn scheduled_pods_terminate_gracefully_and_others_go_at_once() {
         assert_eq!(code, 404);
 
         // A finalizer removed while the grace period runs does not end it.
-        send(&c, "POST", &pods, Some(pod("held", Some("node-1"), None, &["example.com/hold"]))).await;
+        send(
+            &c,
+            "POST",
+            &pods,
+            Some(pod("held", Some("node-1"), None, &["example.com/hold"])),
+        )
+        .await;
         let (_, marked) = send(&c, "DELETE", &format!("{pods}/held"), None).await;
         assert_eq!(marked["metadata"]["deletionGracePeriodSeconds"], 30);
         let patch = json!([{"op": "remove", "path": "/metadata/finalizers"}]);
@@ -128,8 +190,20 @@ fn scheduled_pods_terminate_gracefully_and_others_go_at_once() {
         // Other kinds are not graceful: a ConfigMap goes at once whatever
         // the grace period asked for.
         let cms = format!("{}/api/v1/namespaces/default/configmaps", k.url);
-        send(&c, "POST", &cms, Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}}))).await;
-        let (code, _) = send(&c, "DELETE", &format!("{cms}/cm?gracePeriodSeconds=30"), None).await;
+        send(
+            &c,
+            "POST",
+            &cms,
+            Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm"}})),
+        )
+        .await;
+        let (code, _) = send(
+            &c,
+            "DELETE",
+            &format!("{cms}/cm?gracePeriodSeconds=30"),
+            None,
+        )
+        .await;
         assert_eq!(code, 200);
         let (code, _) = send(&c, "GET", &format!("{cms}/cm"), None).await;
         assert_eq!(code, 404);
@@ -152,9 +226,15 @@ fn kubectl_sees_terminating_pods_and_force_deletes_them() {
     assert!(out.contains("pod \"web\" deleted"), "{out}");
     let (ok, out, err) = run(k.kubectl().args(["get", "pod", "web", "--no-headers"]));
     assert!(ok, "{err}");
-    assert!(out.contains("Terminating"), "kubectl shows the pod Terminating: {out}");
+    assert!(
+        out.contains("Terminating"),
+        "kubectl shows the pod Terminating: {out}"
+    );
 
-    let (ok, out, err) = run(k.kubectl().args(["delete", "pod", "web", "--grace-period=0", "--force"]));
+    let (ok, out, err) =
+        run(k
+            .kubectl()
+            .args(["delete", "pod", "web", "--grace-period=0", "--force"]));
     assert!(ok, "{err}");
     assert!(out.contains("force deleted"), "{out}");
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

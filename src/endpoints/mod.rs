@@ -795,17 +795,13 @@ impl ResourceHandler {
             }
             "watch" => self.watch(&registry, info, &q, output).await,
             "create" if !r.is_stored() => {
-                let user = req
-                    .extensions()
-                    .get::<crate::auth::authenticator::Authenticated>()
-                    .map(|a| a.user.clone())
-                    .unwrap_or_default();
+                let user = request_user(&req);
                 write_options(&q, "CreateOptions")?;
                 let body = self.body(req, &r.kind).await?;
                 let (_, decode_warnings) =
                     registry.decode(body.clone(), ns, &WriteOptions::default())?;
                 let answer = if r.kind == "Binding" {
-                    self.bind(ns, body).await?
+                    self.bind(ns, body, &user).await?
                 } else {
                     crate::registry::reviews::create(&self.auth, &r.kind, ns, body, &user).await?
                 };
@@ -1432,9 +1428,10 @@ impl ResourceHandler {
                 ))
             }
             "binding" => {
+                let user = request_user(&req);
                 let mut body = self.body(req, "Binding").await?;
                 body["metadata"]["name"] = json!(name);
-                let answer = self.bind(ns, body).await?;
+                let answer = self.bind(ns, body, &user).await?;
                 Ok(responses::value(
                     StatusCode::CREATED,
                     &answer,
@@ -1442,7 +1439,6 @@ impl ResourceHandler {
                 ))
             }
             "eviction" => {
-                // No PodDisruptionBudget is consulted yet: an eviction is a delete.
                 let user = request_user(&req);
                 let body = self.body(req, "Eviction").await?;
                 let mut opts = DeleteOptions {
@@ -1458,7 +1454,11 @@ impl ResourceHandler {
                         .as_str()
                         .map(String::from),
                 };
-                registry.delete(ns, name, &opts).await?;
+                // The eviction's own DeleteOptions (grace period, dry run).
+                if let Some(g) = body["deleteOptions"]["gracePeriodSeconds"].as_i64() {
+                    opts.grace_period_seconds = Some(g);
+                }
+                crate::registry::eviction::evict(&self.registries, ns, name, &opts).await?;
                 let ok = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
                 Ok(responses::value(StatusCode::CREATED, &ok, output.encoding))
             }
@@ -1642,7 +1642,16 @@ impl ResourceHandler {
 
 impl ResourceHandler {
     /// `bindings` and `pods/binding`: assign a pod to a node, once.
-    async fn bind(&self, namespace: &str, body: Value) -> Result<Value, ApiError> {
+    async fn bind(
+        &self,
+        namespace: &str,
+        body: Value,
+        user: &crate::auth::UserInfo,
+    ) -> Result<Value, ApiError> {
+        let opts = WriteOptions {
+            user: user.clone(),
+            ..Default::default()
+        };
         let pod = body["metadata"]["name"].as_str().unwrap_or("").to_string();
         let node = body["target"]["name"].as_str().unwrap_or("").to_string();
         if node.is_empty() {
@@ -1654,46 +1663,53 @@ impl ResourceHandler {
             .registries
             .get("", "v1", "pods")
             .ok_or_else(ApiError::resource_not_found)?;
-        let current = pods.get_object(namespace, &pod, None).await?;
-        let mut cur: Value = serde_json::from_slice(&current).unwrap_or(json!({}));
-        if let Some(existing) = cur["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
-            return Err(ApiError::conflict(
-                "",
-                "pods",
-                &pod,
-                &format!("pod {pod} is already assigned to node {existing:?}"),
-            ));
-        }
-        // The binding subresource takes the node and the annotations only;
-        // its UID precondition, when given, must name this pod.
-        if let Some(uid) = body["metadata"]["uid"].as_str().filter(|u| !u.is_empty()) {
-            if cur["metadata"]["uid"].as_str() != Some(uid) {
+        // Read, check and write as one compare-and-swap: of two binds of
+        // the same pod one wins and the other sees it assigned (upstream's
+        // assignPod runs inside GuaranteedUpdate).
+        loop {
+            let current = pods.get_object(namespace, &pod, None).await?;
+            let mut cur: Value = serde_json::from_slice(&current).unwrap_or(json!({}));
+            if let Some(existing) = cur["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
                 return Err(ApiError::conflict(
                     "",
                     "pods",
                     &pod,
-                    &format!(
-                        "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
-                        cur["metadata"]["uid"].as_str().unwrap_or("")
-                    ),
+                    &format!("pod {pod} is already assigned to node {existing:?}"),
                 ));
             }
+            // The binding subresource takes the node and the annotations
+            // only; its UID precondition, when given, must name this pod.
+            if let Some(uid) = body["metadata"]["uid"].as_str().filter(|u| !u.is_empty()) {
+                if cur["metadata"]["uid"].as_str() != Some(uid) {
+                    return Err(ApiError::conflict(
+                        "",
+                        "pods",
+                        &pod,
+                        &format!(
+                            "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                            cur["metadata"]["uid"].as_str().unwrap_or("")
+                        ),
+                    ));
+                }
+            }
+            cur["spec"]["nodeName"] = json!(node);
+            if let Some(ann) = body["metadata"]
+                .get("annotations")
+                .filter(|a| a.is_object())
+            {
+                cur["metadata"]["annotations"] = ann.clone();
+            }
+            // The read's resourceVersion rides along: a write in between
+            // answers 409, and the pod is read again.
+            match pods
+                .update(namespace, &pod, cur, Some("binding"), &opts)
+                .await
+            {
+                Ok(_) => break,
+                Err(e) if e.code == 409 => continue,
+                Err(e) => return Err(e),
+            }
         }
-        cur["spec"]["nodeName"] = json!(node);
-        if let Some(ann) = body["metadata"]
-            .get("annotations")
-            .filter(|a| a.is_object())
-        {
-            cur["metadata"]["annotations"] = ann.clone();
-        }
-        pods.update(
-            namespace,
-            &pod,
-            cur,
-            Some("binding"),
-            &WriteOptions::default(),
-        )
-        .await?;
         Ok(
             json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}),
         )

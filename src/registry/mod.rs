@@ -14,6 +14,7 @@ pub mod coordination;
 pub mod core;
 pub mod discovery;
 pub mod events;
+pub mod eviction;
 pub mod fieldmanager;
 pub mod flowcontrol;
 pub mod graceful;
