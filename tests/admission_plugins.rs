@@ -8,34 +8,12 @@
 
 mod common;
 
+use common::http::{merge_patch, send};
+
 use std::time::{Duration, Instant};
 
 use common::{runtime, Kapi};
 use serde_json::{json, Value};
-
-async fn send(c: &reqwest::Client, method: &str, url: &str, body: Option<Value>) -> (u16, Value) {
-    let mut r = c.request(method.parse().expect("method"), url);
-    if let Some(b) = body {
-        r = r
-            .header("Content-Type", "application/json")
-            .body(b.to_string());
-    }
-    let resp = r.send().await.expect("send");
-    let code = resp.status().as_u16();
-    (code, resp.json::<Value>().await.unwrap_or(Value::Null))
-}
-
-async fn merge_patch(c: &reqwest::Client, url: &str, body: Value) -> (u16, Value) {
-    let resp = c
-        .patch(url)
-        .header("Content-Type", "application/merge-patch+json")
-        .body(body.to_string())
-        .send()
-        .await
-        .expect("patch");
-    let code = resp.status().as_u16();
-    (code, resp.json::<Value>().await.unwrap_or(Value::Null))
-}
 
 fn pod(name: &str, spec: Value) -> Value {
     let mut p = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},

@@ -6,23 +6,13 @@
 
 mod common;
 
+use common::http::send;
+
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use common::{run, runtime, Kapi};
 use serde_json::{json, Value};
-
-async fn send(c: &reqwest::Client, method: &str, url: &str, body: Option<Value>) -> (u16, Value) {
-    let mut r = c.request(method.parse().expect("method"), url);
-    if let Some(b) = body {
-        r = r
-            .header("Content-Type", "application/json")
-            .body(b.to_string());
-    }
-    let resp = r.send().await.expect("send");
-    let code = resp.status().as_u16();
-    (code, resp.json::<Value>().await.unwrap_or(Value::Null))
-}
 
 fn pod(name: &str, node: Option<&str>, grace: Option<i64>, finalizers: &[&str]) -> Value {
     let mut p = json!({

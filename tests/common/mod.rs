@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod etcd;
+pub mod http;
 pub mod kubectl;
 pub mod rawtls;
 pub mod watch;
