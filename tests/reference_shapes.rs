@@ -2177,7 +2177,6 @@ fn error_request_too_large() {
 /// The same request from curl over HTTP/2, as upstream's answer was
 /// recorded: curl too gets the 413 Status.
 #[test]
-#[ignore = "kapi differs: over HTTP/2 curl gets a reset stream (curl error 92), not the 413 Status"]
 fn error_request_too_large_for_curl() {
     if !common::run(std::process::Command::new("curl").arg("--version")).0 {
         eprintln!("no curl here: nothing to check");

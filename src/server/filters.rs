@@ -71,15 +71,16 @@ pub fn build(router: Router, state: Arc<ChainState>) -> Router {
 }
 
 /// How much of a body a handler left unread is read before its answer.
-const DRAIN_LIMIT: usize = 1 << 20;
+const DRAIN_LIMIT: usize = 8 << 20;
 const DRAIN_WAIT: Duration = Duration::from_secs(1);
 
 /// A handler that answers without reading the request body (an error, a
 /// 404) leaves the client still sending; over HTTP/2 the stream is then
 /// reset (RST_STREAM) right after the answer, and a client whose upload
 /// is not finished (curl) reports a framing error instead of the answer.
-/// So the rest of a body left unread (up to 1 MiB, for at most a second)
-/// is read before the answer goes, as Go's server drains HTTP/1 bodies.
+/// So the rest of a body left unread (up to 8 MiB, so a body just over
+/// the 3 MiB limit still gets its 413; for at most a second) is read
+/// before the answer goes, as Go's server drains HTTP/1 bodies.
 async fn hold_request_body(req: Request, next: Next) -> Response {
     if axum::body::HttpBody::is_end_stream(req.body()) {
         return next.run(req).await;
