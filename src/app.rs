@@ -165,7 +165,15 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     rbac_index.follow_writes(&registries);
     let authorizer: Arc<dyn Authorizer> =
         Arc::new(authorizer_chain(&cfg.authorization_modes, &rbac_index));
-    registries.set_admission(admission_chain(&cfg.admission_plugins, &authorizer));
+    let admission_config = match &cfg.admission_config_file {
+        Some(f) => crate::admission::config::AdmissionConfig::load(f)
+            .map_err(|e| anyhow::anyhow!("--admission-control-config-file: {e}"))?,
+        None => Default::default(),
+    };
+    registries.set_admission(
+        admission_chain(&cfg.admission_plugins, &authorizer, &admission_config)
+            .map_err(|e| anyhow::anyhow!("failed to initialize admission: {e}"))?,
+    );
     registries.add_validating_admission(Arc::new(crate::auth::escalation::RbacEscalation {
         authorizer: authorizer.clone(),
         index: rbac_index.clone(),
@@ -466,7 +474,8 @@ fn authorizer_chain(modes: &[AuthorizationMode], index: &SharedIndex) -> Chain {
 fn admission_chain(
     enabled: &[String],
     authorizer: &Arc<dyn Authorizer>,
-) -> crate::admission::Chain {
+    config: &crate::admission::config::AdmissionConfig,
+) -> Result<crate::admission::Chain, String> {
     use crate::admission::{self as adm, MutatingPlugin, ValidatingPlugin};
     let mut mutating: Vec<Arc<dyn MutatingPlugin>> = Vec::new();
     let mut validating: Vec<Arc<dyn ValidatingPlugin>> = Vec::new();
@@ -569,10 +578,18 @@ fn admission_chain(
             "ResourceQuota" => {
                 validating.push(Arc::new(adm::resource_quota::ResourceQuota::new()))
             }
+            "EventRateLimit" => {
+                let c = config
+                    .plugin("EventRateLimit")
+                    .ok_or("EventRateLimit: no config file specified (--admission-control-config-file)")?;
+                let p = adm::event_rate_limit::EventRateLimit::from_config(c)
+                    .map_err(|e| format!("EventRateLimit: {e}"))?;
+                validating.push(Arc::new(p));
+            }
             other => tracing::error!(plugin = %other, "admission plugin has no implementation"),
         }
     }
-    adm::Chain::new(mutating, validating)
+    Ok(adm::Chain::new(mutating, validating))
 }
 
 /// Every plugin name config accepts has a place in the chain: a name
@@ -581,11 +598,15 @@ fn admission_chain(
 #[test]
 fn every_accepted_admission_plugin_is_built() {
     let authorizer: Arc<dyn Authorizer> = Arc::new(AlwaysAllow);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("admission.yaml");
+    std::fs::write(&file, "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: EventRateLimit\n  configuration:\n    limits: [{type: Server, qps: 1, burst: 1}]\n").expect("write");
+    let config = crate::admission::config::AdmissionConfig::load(&file).expect("config");
     for name in crate::admission::ORDER {
         if crate::admission::NOT_IMPLEMENTED.iter().any(|(n, _)| n == name) {
             continue;
         }
-        let chain = admission_chain(&[name.to_string()], &authorizer);
+        let chain = admission_chain(&[name.to_string()], &authorizer, &config).expect("chain");
         assert_eq!(chain.names(), vec![*name], "{name}");
     }
 }

@@ -205,20 +205,66 @@ fn namespace_auto_provision_creates_the_namespace() {
 }
 
 /// A plugin upstream has and kapi does not run is refused at start with
-/// the reason, never accepted and skipped.
+/// the reason, never accepted and skipped; EventRateLimit without its
+/// configuration is refused too.
 #[test]
-fn plugins_kapi_does_not_run_are_refused_at_start() {
+fn plugins_kapi_cannot_run_are_refused_at_start() {
+    for (plugin, want) in [
+        ("ImagePolicyWebhook", "plugin \"ImagePolicyWebhook\" is not supported by kapi: it needs an image review webhook"),
+        ("EventRateLimit", "failed to initialize admission: EventRateLimit: no config file specified"),
+    ] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = std::process::Command::new(common::kapi_bin())
+            .args(["serve", "--secure-port", "0", "--data-dir"])
+            .arg(dir.path())
+            .arg(format!("--enable-admission-plugins={plugin}"))
+            .output()
+            .expect("run kapi");
+        assert!(!out.status.success(), "{plugin}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{plugin}: {err}");
+    }
+}
+
+/// EventRateLimit with its configuration from
+/// `--admission-control-config-file`: a namespace's burst of events, then 429.
+#[test]
+fn event_rate_limit_refuses_events_over_the_limit() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = std::process::Command::new(common::kapi_bin())
-        .args(["serve", "--secure-port", "0", "--data-dir"])
-        .arg(dir.path())
-        .arg("--enable-admission-plugins=EventRateLimit")
-        .output()
-        .expect("run kapi");
-    assert_eq!(out.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("plugin \"EventRateLimit\" is not supported by kapi: it needs its admission configuration file"),
-        "{err}"
-    );
+    let erl = dir.path().join("eventratelimit.yaml");
+    std::fs::write(&erl, "apiVersion: eventratelimit.admission.k8s.io/v1alpha1\nkind: Configuration\nlimits:\n- type: Namespace\n  qps: 1\n  burst: 3\n").expect("write");
+    let admission = dir.path().join("admission.yaml");
+    std::fs::write(&admission, "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: EventRateLimit\n  path: eventratelimit.yaml\n").expect("write");
+    let config = format!("--admission-control-config-file={}", admission.display());
+    let k = Kapi::start(&["--enable-admission-plugins=EventRateLimit", &config]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let events = format!("{}/api/v1/namespaces/default/events", k.url);
+        let event = |i: usize| json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": format!("e{i}")},
+            "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}, "reason": "Test", "message": "m"});
+        let mut codes = Vec::new();
+        let mut refused = Value::Null;
+        for i in 0..6 {
+            let (code, body) = send(&c, "POST", &events, Some(event(i))).await;
+            if code == 429 && refused.is_null() {
+                refused = body;
+            }
+            codes.push(code);
+        }
+        // Three from the burst; a busy machine may refill one or two more
+        // (one token a second), never all.
+        assert_eq!(&codes[..3], &[201, 201, 201], "{codes:?}");
+        assert!(codes.contains(&429), "{codes:?}");
+        assert_eq!(refused["reason"], "TooManyRequests");
+        assert_eq!(
+            refused["message"],
+            "Too many requests: limit reached on type Namespace for key default"
+        );
+        // Other kinds are not limited.
+        for i in 0..5 {
+            let (code, _) = send(&c, "POST", &format!("{}/api/v1/namespaces/default/configmaps", k.url),
+                Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm{i}")}}))).await;
+            assert_eq!(code, 201);
+        }
+    });
 }

@@ -9,10 +9,12 @@ pub mod always_pull_images;
 pub mod antiaffinity;
 pub mod certificates;
 pub mod common;
+pub mod config;
 pub mod default_ingress_class;
 pub mod default_storage_class;
 pub mod default_toleration_seconds;
 pub mod deny_external_ips;
+pub mod event_rate_limit;
 pub mod extended_resource_toleration;
 pub mod inactive;
 pub mod limit_ranger;
@@ -182,10 +184,6 @@ pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
     (
         "ImagePolicyWebhook",
         "it needs an image review webhook and its admission configuration file",
-    ),
-    (
-        "EventRateLimit",
-        "it needs its admission configuration file (--admission-control-config-file)",
     ),
 ];
 

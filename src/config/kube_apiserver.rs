@@ -126,6 +126,7 @@ const HONOURED: &[&str] = &[
     "request-timeout",
     "shutdown-delay-duration",
     "audit-policy-file",
+    "admission-control-config-file",
     "audit-log-path",
     "service-account-issuer",
     "service-account-key-file",
@@ -743,6 +744,7 @@ impl Personality {
                 .map_err(|e| parse_err("shutdown-delay-duration", e))?;
         }
         o.audit_policy_file = path("audit-policy-file");
+        o.admission_control_config_file = path("admission-control-config-file");
         o.audit_log_path = path("audit-log-path");
         // The first issuer signs; kapi accepts tokens of the first only.
         if let Some(first) = cl.list("service-account-issuer").into_iter().next() {

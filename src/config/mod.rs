@@ -131,6 +131,11 @@ pub struct ServeOptions {
     #[arg(long, value_name = "FILE")]
     pub kubeconfig_out: Option<PathBuf>,
 
+    /// AdmissionConfiguration (apiserver.config.k8s.io/v1) holding the
+    /// plugins' own configuration (EventRateLimit's, for one).
+    #[arg(long, value_name = "FILE")]
+    pub admission_control_config_file: Option<PathBuf>,
+
     /// audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path).
     #[arg(long, value_name = "FILE")]
     pub audit_policy_file: Option<PathBuf>,
@@ -375,6 +380,7 @@ pub struct CompletedConfig {
     pub service_account_signing_key_file: Option<PathBuf>,
     pub api_audiences: Vec<String>,
     pub audit_policy_file: Option<PathBuf>,
+    pub admission_config_file: Option<PathBuf>,
     pub audit_log_path: Option<PathBuf>,
     pub controllers: crate::controlplane::manager::Selection,
 }
@@ -469,6 +475,10 @@ impl ServeOptions {
             ("tls-private-key-file", &self.tls_private_key_file),
             ("audit-policy-file", &self.audit_policy_file),
             (
+                "admission-control-config-file",
+                &self.admission_control_config_file,
+            ),
+            (
                 "service-account-signing-key-file",
                 &self.service_account_signing_key_file,
             ),
@@ -521,6 +531,7 @@ impl ServeOptions {
                 })?,
             audit_policy_file: self.audit_policy_file,
             audit_log_path: self.audit_log_path,
+            admission_config_file: self.admission_control_config_file,
             service_account_issuer: self.service_account_issuer,
             service_account_key_files: self.service_account_key_file,
             service_account_signing_key_file: self.service_account_signing_key_file,
