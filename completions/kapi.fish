@@ -66,6 +66,7 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l max-mutating-request
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l request-timeout -d 'Deadline for non-long-running requests (Go duration)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l shutdown-delay-duration -d 'After SIGTERM, keep serving this long with /readyz failing before draining, so load balancers stop sending (Go duration)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l kubeconfig-out -d 'Where to write the admin kubeconfig (default: <data-dir>/admin.kubeconfig)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l admission-control-config-file -d 'AdmissionConfiguration (apiserver.config.k8s.io/v1) holding the plugins\' own configuration (EventRateLimit\'s, for one)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-policy-file -d 'audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-log-path -d 'Where audit events go, as JSON lines ("-" for stdout)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l controllers -d 'Built-in controllers to run: `*` for all, `name` to add, `-name` to remove (kube-controller-manager\'s flag)' -r

@@ -60,6 +60,7 @@ _arguments "${_arguments_options[@]}" : \
 '--request-timeout=[Deadline for non-long-running requests (Go duration)]:DURATION:_default' \
 '--shutdown-delay-duration=[After SIGTERM, keep serving this long with /readyz failing before draining, so load balancers stop sending (Go duration)]:DURATION:_default' \
 '--kubeconfig-out=[Where to write the admin kubeconfig (default\: <data-dir>/admin.kubeconfig)]:FILE:_files' \
+'--admission-control-config-file=[AdmissionConfiguration (apiserver.config.k8s.io/v1) holding the plugins'\'' own configuration (EventRateLimit'\''s, for one)]:FILE:_files' \
 '--audit-policy-file=[audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path)]:FILE:_files' \
 '--audit-log-path=[Where audit events go, as JSON lines ("-" for stdout)]:FILE:_files' \
 '*--controllers=[Built-in controllers to run\: \`*\` for all, \`name\` to add, \`-name\` to remove (kube-controller-manager'\''s flag)]:NAMES:_default' \

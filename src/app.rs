@@ -232,6 +232,8 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         controlplane::serviceaccounts::run_root_ca_publisher(i.clone(), ca_pem.clone(), stop)
     });
     let i = informers.clone();
+    manager.add("podgc", move |stop| controlplane::podgc::run(i.clone(), stop));
+    let i = informers.clone();
     manager.add("pvc-protection", move |stop| {
         controlplane::storage_protection::run_pvc_protection(i.clone(), stop)
     });

@@ -59,7 +59,7 @@ fn default_plugins_act_without_flags() {
         assert_eq!(code, 201, "{pvc}");
         assert_eq!(pvc["metadata"]["finalizers"], json!(["kubernetes.io/pvc-protection"]));
         let pods = format!("{api}/namespaces/default/pods");
-        let (code, p) = send(&c, "POST", &pods, Some(pod("user", json!({"volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]})))).await;
+        let (code, p) = send(&c, "POST", &pods, Some(pod("user", json!({"nodeName": "n1", "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}]})))).await;
         assert_eq!(code, 201, "{p}");
         let (code, _) = send(&c, "DELETE", &format!("{pvcs}/data"), None).await;
         assert_eq!(code, 200);
@@ -67,7 +67,7 @@ fn default_plugins_act_without_flags() {
         let (code, held) = send(&c, "GET", &format!("{pvcs}/data"), None).await;
         assert_eq!(code, 200, "a claim in use stays");
         assert!(held["metadata"]["deletionTimestamp"].is_string(), "{held}");
-        send(&c, "DELETE", &format!("{pods}/user"), None).await;
+        send(&c, "DELETE", &format!("{pods}/user?gracePeriodSeconds=0"), None).await;
         eventually_gone(&c, &format!("{pvcs}/data")).await;
 
         // pv-protection: an unbound volume goes once deleted.
@@ -145,7 +145,7 @@ fn opt_in_plugins_act_when_named() {
 
         let (code, p) = send(&c, "POST", &pods, Some(json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gpu"},
             "spec": {"containers": [{"name": "c", "image": "busybox", "imagePullPolicy": "IfNotPresent",
-                "resources": {"requests": {"example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}]}}))).await;
+                "resources": {"requests": {"cpu": "100m", "example.com/gpu": "1"}, "limits": {"example.com/gpu": "1"}}}]}}))).await;
         assert_eq!(code, 201, "{p}");
         // AlwaysPullImages
         assert_eq!(p["spec"]["containers"][0]["imagePullPolicy"], "Always");
@@ -176,7 +176,7 @@ fn opt_in_plugins_act_when_named() {
         let (code, refused) = send(&c, "POST", &format!("{api}/namespaces/team/services"), Some(json!({"apiVersion": "v1", "kind": "Service",
             "metadata": {"name": "ext"}, "spec": {"ports": [{"port": 80}], "externalIPs": ["192.0.2.10"]}}))).await;
         assert_eq!(code, 403, "{refused}");
-        assert_eq!(refused["message"], "services \"ext\" is forbidden: use of external IPs is denied by admission control");
+        assert_eq!(refused["message"], "services \"ext\" is forbidden: Use of external IPs is denied by admission control");
     });
 }
 

@@ -36,7 +36,7 @@ fn concurrent_binds_of_one_pod_one_wins() {
             let winner = if a.0 == 201 { "node-a" } else { "node-b" };
             assert_eq!(
                 loser["message"],
-                format!("Operation cannot be fulfilled on pods \"{name}\": pod {name} is already assigned to node \"{winner}\"")
+                format!("Operation cannot be fulfilled on pods/binding \"{name}\": pod {name} is already assigned to node \"{winner}\"")
             );
             let (_, p) = send(&c, "GET", &format!("{pods}/{name}"), None).await;
             assert_eq!(p["spec"]["nodeName"], winner);

@@ -237,3 +237,48 @@ fn kubectl_sees_terminating_pods_and_force_deletes_them() {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// A pod bound to a node that does not exist (no kubelet will ever stop
+/// it) does not keep its namespace Terminating forever: the pod garbage
+/// collector deletes it once the node has been missing for its quarantine
+/// (40 s, upstream's), and the namespace then goes.
+#[test]
+fn pods_on_missing_nodes_do_not_keep_their_namespace() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let api = format!("{}/api/v1", k.url);
+        let (code, _) = send(
+            &c,
+            "POST",
+            &format!("{api}/namespaces"),
+            Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ghosts"}})),
+        )
+        .await;
+        assert_eq!(code, 201);
+        let mut p = pod("on-ghost", Some("ghost-node"), None, &[]);
+        p["metadata"]["namespace"] = json!("ghosts");
+        let (code, body) = send(
+            &c,
+            "POST",
+            &format!("{api}/namespaces/ghosts/pods"),
+            Some(p),
+        )
+        .await;
+        assert_eq!(code, 201, "{body}");
+        let (code, _) = send(&c, "DELETE", &format!("{api}/namespaces/ghosts"), None).await;
+        assert_eq!(code, 200);
+        let deadline = std::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            let (code, ns) = send(&c, "GET", &format!("{api}/namespaces/ghosts"), None).await;
+            if code == 404 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "namespace still there: {ns}"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    });
+}

@@ -33,7 +33,7 @@ impl ValidatingPlugin for DenyServiceExternalIPs {
         }
         Err(forbidden(
             a,
-            "use of external IPs is denied by admission control",
+            "Use of external IPs is denied by admission control",
         ))
     }
 }

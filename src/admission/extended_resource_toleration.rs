@@ -1,6 +1,6 @@
 //! ExtendedResourceToleration (plugin/pkg/admission/
 //! extendedresourcetoleration): a pod asking for an extended resource
-//! (`example.com/gpu`) tolerates the taint of the same name that nodes
+//! (`example.com/gpu`), on create or update, tolerates the taint of the same name that nodes
 //! offering it carry, so such nodes can be kept for such pods.
 
 use serde_json::{json, Value};
@@ -49,13 +49,23 @@ impl MutatingPlugin for ExtendedResourceToleration {
         if names.is_empty() {
             return Ok(Vec::new());
         }
-        let wanted: Vec<Value> = names
-            .iter()
-            .map(|n| json!({"key": n, "operator": "Exists", "effect": "NoSchedule"}))
-            .collect();
-        let merged = tolerations::merge(&tolerations::of(&pod["spec"]), &wanted);
+        // upstream's AddOrUpdateTolerationInPod: an identical toleration
+        // stays as it is, any other is added; the pod's own are kept.
+        let mut tolerations = tolerations::of(&pod["spec"]);
+        for n in names {
+            let t = json!({"key": n, "operator": "Exists", "effect": "NoSchedule"});
+            let same = |have: &Value| {
+                have["key"] == t["key"]
+                    && have["operator"] == t["operator"]
+                    && have["effect"] == t["effect"]
+                    && have["value"].as_str().unwrap_or("") == ""
+            };
+            if !tolerations.iter().any(same) {
+                tolerations.push(t);
+            }
+        }
         if let Some(spec) = pod.get_mut("spec").and_then(Value::as_object_mut) {
-            spec.insert("tolerations".into(), Value::Array(merged));
+            spec.insert("tolerations".into(), Value::Array(tolerations));
         }
         Ok(Vec::new())
     }

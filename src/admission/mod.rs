@@ -180,12 +180,10 @@ pub const DEFAULT_ON: &[&str] = &[
 
 /// Plugins upstream has that kapi does not run: naming one is refused at
 /// start rather than skipped, with the reason.
-pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[
-    (
-        "ImagePolicyWebhook",
-        "it needs an image review webhook and its admission configuration file",
-    ),
-];
+pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[(
+    "ImagePolicyWebhook",
+    "it needs an image review webhook and its admission configuration file",
+)];
 
 #[derive(Clone, Default)]
 pub struct Chain {

@@ -16,14 +16,20 @@ pub const ANNOTATION: &str = "scheduler.alpha.kubernetes.io/node-selector";
 
 pub struct PodNodeSelector;
 
-/// upstream's labels.ConvertSelectorToLabelsMap: `k=v,k2=v2`.
+/// upstream's labels.ConvertSelectorToLabelsMap: `k=v,k2=v2`, strictly
+/// (no empty part, exactly one `=` in each).
 fn parse(selector: &str) -> Result<BTreeMap<String, String>, String> {
     let mut out = BTreeMap::new();
-    for part in selector.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let Some((k, v)) = part.split_once('=') else {
-            return Err(format!("invalid selector: {selector}"));
+    if selector.is_empty() {
+        return Ok(out);
+    }
+    for part in selector.split(',') {
+        let pieces: Vec<&str> = part.split('=').collect();
+        let [k, v] = pieces.as_slice() else {
+            // Go prints the split parts as a slice: `[a b c]`.
+            return Err(format!("invalid selector: [{}]", pieces.join(" ")));
         };
-        let (k, v) = (k.trim(), v.trim().trim_start_matches('='));
+        let (k, v) = (k.trim(), v.trim());
         let mut problems = crate::registry::validation::qualified_name(k);
         problems.extend(crate::registry::validation::label_value(v));
         if let Some(p) = problems.first() {
@@ -126,6 +132,8 @@ mod tests {
         assert_eq!(m.get("env").map(String::as_str), Some("prod"));
         assert_eq!(m.get("zone").map(String::as_str), Some("a"));
         assert!(super::parse("env").is_err());
+        assert!(super::parse("a==b").is_err());
+        assert!(super::parse("a=b,").is_err());
         assert!(super::parse("").expect("empty").is_empty());
     }
 }

@@ -45,16 +45,20 @@ async fn annotated(
     }
 }
 
-/// upstream's GetPodQOS, as far as BestEffort goes: no container asks for
-/// or limits any resource.
+/// upstream's GetPodQOS, as far as BestEffort goes: no container (nor the
+/// pod itself) asks for or limits a positive amount of cpu or memory.
 fn best_effort(pod: &Value) -> bool {
-    ["initContainers", "containers"]
-        .iter()
-        .flat_map(|l| pod["spec"][*l].as_array().into_iter().flatten())
-        .all(|c| {
-            let empty = |v: &Value| v.as_object().is_none_or(|m| m.is_empty());
-            empty(&c["resources"]["requests"]) && empty(&c["resources"]["limits"])
-        })
+    let positive = |list: &Value| {
+        ["cpu", "memory"]
+            .iter()
+            .any(|r| crate::registry::helpers::quantity(&list[*r]).is_some_and(|q| q > 0))
+    };
+    let asks = |res: &Value| positive(&res["requests"]) || positive(&res["limits"]);
+    !asks(&pod["spec"]["resources"])
+        && !["initContainers", "containers"]
+            .iter()
+            .flat_map(|l| pod["spec"][*l].as_array().into_iter().flatten())
+            .any(|c| asks(&c["resources"]))
 }
 
 #[async_trait::async_trait]

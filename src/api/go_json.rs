@@ -171,11 +171,7 @@ fn write_value(out: &mut Vec<u8>, v: &Value, fields: Option<Fields>, is_map: boo
                 }
                 out.push(b'}');
             }
-            // A raw object (a Table row's) may still name its kind.
-            None => match own_fields(m) {
-                Some(f) => write_value(out, v, Some(f), false),
-                None => write_value(out, v, None, true),
-            },
+            None => write_value(out, v, None, true),
         },
         Value::Array(a) => {
             out.push(b'[');
@@ -191,6 +187,23 @@ fn write_value(out: &mut Vec<u8>, v: &Value, fields: Option<Fields>, is_map: boo
         other => {
             let _ = serde_json::to_writer(&mut *out, other);
         }
+    }
+}
+
+fn write_raw(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Object(m) => write_value(out, v, own_fields(m), false),
+        Value::Array(a) => {
+            out.push(b'[');
+            for (i, item) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_raw(out, item);
+            }
+            out.push(b']');
+        }
+        other => write_value(out, other, None, false),
     }
 }
 
@@ -219,6 +232,13 @@ fn write_struct<'a>(
         written.push(key);
         write_string(out, key);
         out.push(b':');
+        if target.is_empty() && how != MAP {
+            // A RawExtension (a Table row's object, a List's items): the
+            // object's own kind decides its order; anything else (a custom
+            // resource's fields included) stays sorted, as upstream's maps.
+            write_raw(out, val);
+            continue;
+        }
         let target = if target.is_empty() {
             None
         } else {

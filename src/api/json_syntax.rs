@@ -48,7 +48,7 @@ fn quote_char(c: u8) -> String {
         b'\t' => r"'\t'".into(),
         0x0b => r"'\v'".into(),
         c if c < 0x20 || c == 0x7f => format!(r"'\x{c:02x}'"),
-        c if (0x80..0xa0).contains(&c) || c == 0xad => format!(r"'\u{:04x}'", c as u32),
+        c if (0x80..=0xa0).contains(&c) || c == 0xad => format!(r"'\u{:04x}'", c as u32),
         c => format!("'{}'", c as char),
     }
 }
@@ -62,10 +62,10 @@ pub fn first_error(input: &[u8]) -> Option<String> {
     let mut stack: Vec<Container> = Vec::new();
     let mut state = State::BeginValue;
     let err = |c: u8, context: &str| Some(format!("invalid character {} {context}", quote_char(c)));
-    let mut i = 0;
-    while i < input.len() {
-        let c = input[i];
-        i += 1;
+    // Go's scanner ends by stepping one space through the state it is in
+    // (`tru` is "invalid character ' ' in literal true"), then asks
+    // whether a whole value was read.
+    for &c in input.iter().chain(std::iter::once(&b' ')) {
         // Loops until the byte is consumed (some states hand it on).
         loop {
             match state {
@@ -224,11 +224,7 @@ pub fn first_error(input: &[u8]) -> Option<String> {
     }
     match state {
         State::EndTop => None,
-        State::EndValue | State::Zero | State::One | State::Dot0 | State::E0
-            if stack.is_empty() =>
-        {
-            None
-        }
+        State::EndValue if stack.is_empty() => None,
         _ => Some("unexpected end of JSON input".into()),
     }
 }
@@ -264,7 +260,15 @@ mod tests {
             e("{} x").as_deref(),
             Some("invalid character 'x' after top-level value")
         );
-        assert_eq!(e("tru").as_deref(), Some("unexpected end of JSON input"));
+        assert_eq!(
+            e("tru").as_deref(),
+            Some("invalid character ' ' in literal true (expecting 'e')")
+        );
+        assert_eq!(e("{").as_deref(), Some("unexpected end of JSON input"));
+        assert_eq!(
+            e("1.").as_deref(),
+            Some("invalid character ' ' after decimal point in numeric literal")
+        );
         assert_eq!(
             e("trux").as_deref(),
             Some("invalid character 'x' in literal true (expecting 'e')")

@@ -21,6 +21,7 @@ pub const CONTROLLERS: &[&str] = &[
     "resourcequota",
     "pvc-protection",
     "pv-protection",
+    "podgc",
 ];
 
 /// The names newer kube-controller-manager releases use, with the older
@@ -37,6 +38,7 @@ const NEW_NAMES: &[(&str, &str)] = &[
     ("resourcequota-controller", "resourcequota"),
     ("persistentvolumeclaim-protection-controller", "pvc-protection"),
     ("persistentvolume-protection-controller", "pv-protection"),
+    ("pod-garbage-collector-controller", "podgc"),
 ];
 
 /// `--controllers`: `*` for all, `name` to add, `-name` to remove.

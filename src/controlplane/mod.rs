@@ -8,6 +8,7 @@ pub mod builtin;
 pub mod gc;
 pub mod manager;
 pub mod namespace;
+pub mod podgc;
 pub mod repair;
 pub mod serviceaccounts;
 pub mod storage_protection;

@@ -20,9 +20,19 @@ fn marked_with(obj: &Value, finalizer: &str) -> bool {
     meta::is_deleting(obj) && meta::finalizers(obj).iter().any(|f| f == finalizer)
 }
 
-/// The claims a pod mounts: named ones and its generic ephemeral volumes'
-/// (`<pod>-<volume>`).
-fn claims_of(pod: &Value) -> Vec<String> {
+/// The claims a scheduled pod holds (upstream's podUsesPVC): the ones it
+/// names, whatever its phase, and its generic ephemeral volumes'
+/// (`<pod>-<volume>`) while it has not finished. A pod no scheduler has
+/// placed holds none.
+fn claims_held(pod: &Value) -> Vec<String> {
+    if pod["spec"]["nodeName"].as_str().unwrap_or("").is_empty() {
+        return Vec::new();
+    }
+    claims_of(pod, running(pod))
+}
+
+/// The claims a pod's volumes name, ephemeral ones included if asked.
+fn claims_of(pod: &Value, with_ephemeral: bool) -> Vec<String> {
     let pod_name = meta::name(pod);
     pod["spec"]["volumes"]
         .as_array()
@@ -31,7 +41,7 @@ fn claims_of(pod: &Value) -> Vec<String> {
         .filter_map(|v| {
             if let Some(c) = v["persistentVolumeClaim"]["claimName"].as_str() {
                 Some(c.to_string())
-            } else if v.get("ephemeral").is_some_and(|e| !e.is_null()) {
+            } else if with_ephemeral && v.get("ephemeral").is_some_and(|e| !e.is_null()) {
                 Some(format!("{pod_name}-{}", v["name"].as_str().unwrap_or("")))
             } else {
                 None
@@ -40,7 +50,7 @@ fn claims_of(pod: &Value) -> Vec<String> {
         .collect()
 }
 
-/// A pod that has finished no longer holds its claims.
+/// A pod that has finished no longer holds its ephemeral claims.
 fn running(pod: &Value) -> bool {
     !matches!(
         pod["status"]["phase"].as_str(),
@@ -100,13 +110,15 @@ pub async fn run_pvc_protection(informers: Informers, stop: CancellationToken) {
             q.add(key_of(e.object()));
         }
     }));
-    // A pod that goes away or finishes may free the claims it mounted.
+    // A pod that goes away, finishes or is not placed may free the
+    // claims it names.
     let q = queue.clone();
     let _pods = pods.add_handler(Arc::new(move |e| {
         let pod = e.object();
-        if matches!(e, Event::Deleted(_)) || !running(pod) {
+        let unscheduled = pod["spec"]["nodeName"].as_str().unwrap_or("").is_empty();
+        if matches!(e, Event::Deleted(_)) || !running(pod) || unscheduled {
             let ns = meta::namespace(pod);
-            for c in claims_of(pod) {
+            for c in claims_of(pod, true) {
                 q.add(format!("{ns}/{c}"));
             }
         }
@@ -133,7 +145,7 @@ pub async fn run_pvc_protection(informers: Informers, stop: CancellationToken) {
                 let in_use = po
                     .by_index(BY_NAMESPACE, &ns)
                     .iter()
-                    .any(|p| running(p) && claims_of(p).iter().any(|c| *c == name));
+                    .any(|p| claims_held(p).iter().any(|c| *c == name));
                 if in_use {
                     return Ok(());
                 }
@@ -182,8 +194,15 @@ mod tests {
             {"name": "data", "persistentVolumeClaim": {"claimName": "c1"}},
             {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {}}},
             {"name": "cfg", "configMap": {"name": "x"}}]}});
-        assert_eq!(super::claims_of(&pod), vec!["c1", "p-scratch"]);
-        assert!(super::running(&pod));
-        assert!(!super::running(&json!({"status": {"phase": "Succeeded"}})));
+        assert_eq!(super::claims_of(&pod, true), vec!["c1", "p-scratch"]);
+        assert!(
+            super::claims_held(&pod).is_empty(),
+            "not scheduled: holds nothing"
+        );
+        let mut placed = pod.clone();
+        placed["spec"]["nodeName"] = json!("n1");
+        assert_eq!(super::claims_held(&placed), vec!["c1", "p-scratch"]);
+        placed["status"]["phase"] = json!("Succeeded");
+        assert_eq!(super::claims_held(&placed), vec!["c1"]);
     }
 }

@@ -1430,7 +1430,14 @@ impl ResourceHandler {
             "binding" => {
                 let user = request_user(&req);
                 let mut body = self.body(req, "Binding").await?;
-                body["metadata"]["name"] = json!(name);
+                let Some(obj) = body.as_object_mut() else {
+                    return Err(ApiError::bad_request("a Binding must be a JSON object"));
+                };
+                let meta = obj.entry("metadata").or_insert_with(|| json!({}));
+                if !meta.is_object() {
+                    *meta = json!({});
+                }
+                meta["name"] = json!(name);
                 let answer = self.bind(ns, body, &user).await?;
                 Ok(responses::value(
                     StatusCode::CREATED,
@@ -1454,9 +1461,21 @@ impl ResourceHandler {
                         .as_str()
                         .map(String::from),
                 };
-                // The eviction's own DeleteOptions (grace period, dry run).
-                if let Some(g) = body["deleteOptions"]["gracePeriodSeconds"].as_i64() {
+                // The eviction's own DeleteOptions: grace period, propagation,
+                // and a dry run asked in the body or the query (they must
+                // agree, as upstream's propagateDryRun).
+                let d = &body["deleteOptions"];
+                if let Some(g) = d["gracePeriodSeconds"].as_i64() {
                     opts.grace_period_seconds = Some(g);
+                }
+                opts.propagation_policy = d["propagationPolicy"].as_str().map(String::from);
+                let body_dry = d["dryRun"].as_array().is_some_and(|a| !a.is_empty());
+                if d["dryRun"].is_array() && q.all("dryRun").is_empty() {
+                    opts.dry_run = body_dry;
+                } else if d["dryRun"].is_array() && body_dry != opts.dry_run {
+                    return Err(ApiError::bad_request(
+                        "request dryRun and eviction deleteOptions.dryRun must match",
+                    ));
                 }
                 crate::registry::eviction::evict(&self.registries, ns, name, &opts).await?;
                 let ok = json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201});
@@ -1640,6 +1659,9 @@ impl ResourceHandler {
     }
 }
 
+/// How often a bind reads the pod again after a concurrent write.
+const BIND_ATTEMPTS: usize = 20;
+
 impl ResourceHandler {
     /// `bindings` and `pods/binding`: assign a pod to a node, once.
     async fn bind(
@@ -1666,13 +1688,23 @@ impl ResourceHandler {
         // Read, check and write as one compare-and-swap: of two binds of
         // the same pod one wins and the other sees it assigned (upstream's
         // assignPod runs inside GuaranteedUpdate).
+        let mut attempts = 0;
         loop {
+            attempts += 1;
             let current = pods.get_object(namespace, &pod, None).await?;
             let mut cur: Value = serde_json::from_slice(&current).unwrap_or(json!({}));
+            if crate::registry::meta::is_deleting(&cur) {
+                return Err(ApiError::conflict(
+                    "",
+                    "pods/binding",
+                    &pod,
+                    &format!("pod {pod} is being deleted, cannot be assigned to a host"),
+                ));
+            }
             if let Some(existing) = cur["spec"]["nodeName"].as_str().filter(|n| !n.is_empty()) {
                 return Err(ApiError::conflict(
                     "",
-                    "pods",
+                    "pods/binding",
                     &pod,
                     &format!("pod {pod} is already assigned to node {existing:?}"),
                 ));
@@ -1706,7 +1738,9 @@ impl ResourceHandler {
                 .await
             {
                 Ok(_) => break,
-                Err(e) if e.code == 409 => continue,
+                // A write in between (the only 409 worth another read; a
+                // webhook's 409 repeats the same way, so tries are bounded).
+                Err(e) if e.code == 409 && attempts < BIND_ATTEMPTS => continue,
                 Err(e) => return Err(e),
             }
         }

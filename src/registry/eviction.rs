@@ -13,14 +13,19 @@ use crate::api::ApiError;
 
 const REFUSED: &str = "Cannot evict pod as it would violate the pod's disruption budget.";
 
+/// How often a budget changed by another eviction is read again
+/// (upstream's EvictionsRetry steps).
+const ATTEMPTS: usize = 20;
+
 /// upstream's 429 for a budget that says no, with its reason as a cause.
-fn refused(cause: String) -> ApiError {
+fn refused(cause: String, retry_after_seconds: i32) -> ApiError {
     ApiError::new(429, Reason::TooManyRequests, REFUSED).with_details(Some(StatusDetails {
         causes: Some(vec![StatusCause {
             reason: Some("DisruptionBudget".into()),
             message: Some(cause),
             field: None,
         }]),
+        retry_after_seconds: (retry_after_seconds > 0).then_some(retry_after_seconds),
         ..Default::default()
     }))
 }
@@ -76,7 +81,9 @@ pub async fn evict(
     let pods = registries
         .get("", "v1", "pods")
         .ok_or_else(ApiError::resource_not_found)?;
+    let mut attempts = 0;
     loop {
+        attempts += 1;
         let pod: Value = serde_json::from_slice(&pods.get_object(namespace, name, None).await?)
             .map_err(|e| ApiError::internal(e.to_string()))?;
         if can_ignore_budget(&pod) {
@@ -87,37 +94,42 @@ pub async fn evict(
             [] => break,
             [one] => one.clone(),
             _ => {
-                return Err(ApiError::internal(
+                return Err(ApiError::new(
+                    500,
+                    Reason::InternalError,
                     "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
                 ))
             }
         };
         let pdb_name = meta::name(&pdb).to_string();
-        let generation = pdb["metadata"]["generation"].as_i64().unwrap_or(0);
-        if pdb["status"]["observedGeneration"].as_i64().unwrap_or(0) < generation {
-            return Err(refused(format!(
-                "The disruption budget {pdb_name} is still being processed by the server."
-            )));
-        }
         let status = &pdb["status"];
         let (desired, current) = (
             status["desiredHealthy"].as_i64().unwrap_or(0),
             status["currentHealthy"].as_i64().unwrap_or(0),
         );
-        let needs = || {
-            refused(format!(
-                "The disruption budget {pdb_name} needs {desired} healthy pods and has {current} currently"
-            ))
-        };
+        // An unhealthy pod costs no disruption when the policy says so, or
+        // when the budget is met without it; else it is decided as any.
         if !ready(&pod) {
-            // An unhealthy pod costs no disruption when the policy says so,
-            // or when the budget is met without it.
-            match pdb["spec"]["unhealthyPodEvictionPolicy"].as_str() {
-                Some("AlwaysAllow") => break,
-                _ if desired > 0 && current >= desired => break,
-                _ => return Err(needs()),
+            let always = pdb["spec"]["unhealthyPodEvictionPolicy"] == "AlwaysAllow";
+            if always || (desired > 0 && current >= desired) {
+                break;
             }
         }
+        let generation = pdb["metadata"]["generation"].as_i64().unwrap_or(0);
+        if pdb["status"]["observedGeneration"].as_i64().unwrap_or(0) < generation {
+            return Err(refused(
+                format!("The disruption budget {pdb_name} is still being processed by the server."),
+                10,
+            ));
+        }
+        let needs = || {
+            refused(
+                format!(
+                    "The disruption budget {pdb_name} needs {desired} healthy pods and has {current} currently"
+                ),
+                0,
+            )
+        };
         let allowed = status["disruptionsAllowed"].as_i64().unwrap_or(0);
         if allowed < 0 {
             return Err(ApiError::forbidden("pdb disruptions allowed is negative"));
@@ -139,8 +151,10 @@ pub async fn evict(
         let Some(pdbs) = registries.get("policy", "v1", "poddisruptionbudgets") else {
             break;
         };
+        // Written by the server on the user's behalf, as upstream's is.
         let w = WriteOptions {
             user: opts.user.clone(),
+            user_agent: Some("kube-apiserver".into()),
             ..Default::default()
         };
         match pdbs
@@ -149,7 +163,7 @@ pub async fn evict(
         {
             Ok(_) => break,
             // The budget changed meanwhile: decide again on the new one.
-            Err(e) if e.code == 409 => continue,
+            Err(e) if e.code == 409 && attempts < ATTEMPTS => continue,
             Err(e) => return Err(e),
         }
     }

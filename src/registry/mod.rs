@@ -1679,12 +1679,12 @@ impl Registry {
                     if opts.dry_run {
                         return Ok((self.served(marked.to_json()), true));
                     }
-                    // Marked with no grace left: removed now, unless someone
-                    // changed it since (then the conflict is theirs to see).
-                    delete_pre = Preconditions {
-                        uid: None,
-                        resource_version: Some(marked.resource_version.to_string()),
-                    };
+                    // Marked with no grace left: removed now, under the
+                    // client's own preconditions (a resourceVersion it gave
+                    // moves to the mark's, as upstream's Delete does).
+                    if delete_pre.resource_version.is_some() {
+                        delete_pre.resource_version = Some(marked.resource_version.to_string());
+                    }
                     return match store.delete(&key, &delete_pre, |_| Ok(())).await {
                         Ok(deleted) => {
                             self.released(&deleted.value).await;
