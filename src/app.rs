@@ -232,7 +232,9 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         controlplane::serviceaccounts::run_root_ca_publisher(i.clone(), ca_pem.clone(), stop)
     });
     let i = informers.clone();
-    manager.add("podgc", move |stop| controlplane::podgc::run(i.clone(), stop));
+    manager.add("podgc", move |stop| {
+        controlplane::podgc::run(i.clone(), stop)
+    });
     let i = informers.clone();
     manager.add("pvc-protection", move |stop| {
         controlplane::storage_protection::run_pvc_protection(i.clone(), stop)
@@ -506,9 +508,9 @@ fn admission_chain(
             }
             // Upstream's NodeRestriction decides in its Admit, before any
             // later mutating plugin or webhook sees the request.
-            "NodeRestriction" => mutating.push(Arc::new(
-                adm::node_restriction::NodeRestriction { authorizer: az() },
-            )),
+            "NodeRestriction" => mutating.push(Arc::new(adm::node_restriction::NodeRestriction {
+                authorizer: az(),
+            })),
             "TaintNodesByCondition" => {
                 mutating.push(Arc::new(adm::node_taint::TaintNodesByCondition))
             }
@@ -528,7 +530,9 @@ fn admission_chain(
             "PodTolerationRestriction" => {
                 let p = adm::pod_toleration_restriction::PodTolerationRestriction;
                 mutating.push(Arc::new(p));
-                validating.push(Arc::new(adm::pod_toleration_restriction::PodTolerationRestriction));
+                validating.push(Arc::new(
+                    adm::pod_toleration_restriction::PodTolerationRestriction,
+                ));
             }
             "ExtendedResourceToleration" => mutating.push(Arc::new(
                 adm::extended_resource_toleration::ExtendedResourceToleration,
@@ -549,15 +553,21 @@ fn admission_chain(
                 mutating.push(Arc::new(adm::runtime_class::RuntimeClass));
                 validating.push(Arc::new(adm::runtime_class::RuntimeClass));
             }
-            "CertificateApproval" => validating.push(Arc::new(
-                adm::certificates::CertificateApproval { authorizer: az() },
-            )),
-            "CertificateSigning" => validating.push(Arc::new(
-                adm::certificates::CertificateSigning { authorizer: az() },
-            )),
-            "CertificateSubjectRestriction" => validating.push(Arc::new(
-                adm::certificates::CertificateSubjectRestriction { authorizer: az() },
-            )),
+            "CertificateApproval" => {
+                validating.push(Arc::new(adm::certificates::CertificateApproval {
+                    authorizer: az(),
+                }))
+            }
+            "CertificateSigning" => {
+                validating.push(Arc::new(adm::certificates::CertificateSigning {
+                    authorizer: az(),
+                }))
+            }
+            "CertificateSubjectRestriction" => {
+                validating.push(Arc::new(adm::certificates::CertificateSubjectRestriction {
+                    authorizer: az(),
+                }))
+            }
             "DefaultIngressClass" => {
                 mutating.push(Arc::new(adm::default_ingress_class::DefaultIngressClass))
             }
@@ -565,7 +575,11 @@ fn admission_chain(
                 validating.push(Arc::new(adm::deny_external_ips::DenyServiceExternalIPs))
             }
             "ClusterTrustBundleAttest" | "PodTopologyLabels" | "MutatingAdmissionPolicy" => {
-                let n = adm::ORDER.iter().find(|o| *o == name).copied().unwrap_or("");
+                let n = adm::ORDER
+                    .iter()
+                    .find(|o| *o == name)
+                    .copied()
+                    .unwrap_or("");
                 validating.push(Arc::new(adm::inactive::Inactive(n)));
             }
             "MutatingAdmissionWebhook" => {
@@ -577,13 +591,11 @@ fn admission_chain(
             "ValidatingAdmissionWebhook" => {
                 validating.push(Arc::new(adm::webhook::ValidatingAdmissionWebhook::default()))
             }
-            "ResourceQuota" => {
-                validating.push(Arc::new(adm::resource_quota::ResourceQuota::new()))
-            }
+            "ResourceQuota" => validating.push(Arc::new(adm::resource_quota::ResourceQuota::new())),
             "EventRateLimit" => {
-                let c = config
-                    .plugin("EventRateLimit")
-                    .ok_or("EventRateLimit: no config file specified (--admission-control-config-file)")?;
+                let c = config.plugin("EventRateLimit").ok_or(
+                    "EventRateLimit: no config file specified (--admission-control-config-file)",
+                )?;
                 let p = adm::event_rate_limit::EventRateLimit::from_config(c)
                     .map_err(|e| format!("EventRateLimit: {e}"))?;
                 validating.push(Arc::new(p));
@@ -605,7 +617,10 @@ fn every_accepted_admission_plugin_is_built() {
     std::fs::write(&file, "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: EventRateLimit\n  configuration:\n    limits: [{type: Server, qps: 1, burst: 1}]\n").expect("write");
     let config = crate::admission::config::AdmissionConfig::load(&file).expect("config");
     for name in crate::admission::ORDER {
-        if crate::admission::NOT_IMPLEMENTED.iter().any(|(n, _)| n == name) {
+        if crate::admission::NOT_IMPLEMENTED
+            .iter()
+            .any(|(n, _)| n == name)
+        {
             continue;
         }
         let chain = admission_chain(&[name.to_string()], &authorizer, &config).expect("chain");

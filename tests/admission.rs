@@ -724,7 +724,10 @@ webhooks:
                 "clientConfig": {"url": format!("https://127.0.0.1:{port}/validate")}}]}),
     );
     assert_eq!(r.code, 422, "{}", r.body);
-    assert_eq!(r.body["details"]["causes"][0]["field"], "webhooks[0].sideEffects");
+    assert_eq!(
+        r.body["details"]["causes"][0]["field"],
+        "webhooks[0].sideEffects"
+    );
 }
 
 fn deployment(name: &str, replicas: i64) -> Value {

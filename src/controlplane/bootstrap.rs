@@ -115,7 +115,15 @@ pub async fn ensure_kubernetes_service(
         "endpoints": [{"addresses": [ep.advertise.to_string()], "conditions": {"ready": true}}],
         "ports": [{"name": "https", "port": ep.port, "protocol": "TCP"}]
     });
-    match create_or_replace(registries, "discovery.k8s.io", "endpointslices", slice, true).await {
+    match create_or_replace(
+        registries,
+        "discovery.k8s.io",
+        "endpointslices",
+        slice,
+        true,
+    )
+    .await
+    {
         // EndpointSlices may not hold loopback or link-local addresses (as
         // upstream validates them), which a server advertising 127.0.0.1
         // has: the slice is left out, as kube-apiserver leaves it out.

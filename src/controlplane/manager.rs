@@ -36,7 +36,10 @@ const NEW_NAMES: &[(&str, &str)] = &[
         "root-ca-cert-publisher",
     ),
     ("resourcequota-controller", "resourcequota"),
-    ("persistentvolumeclaim-protection-controller", "pvc-protection"),
+    (
+        "persistentvolumeclaim-protection-controller",
+        "pvc-protection",
+    ),
     ("persistentvolume-protection-controller", "pv-protection"),
     ("pod-garbage-collector-controller", "podgc"),
 ];

@@ -480,9 +480,9 @@ fn status_success(r: &Resource, obj: &[u8]) -> Bytes {
     }
     details.insert("kind".into(), json!(r.plural));
     details.insert("uid".into(), json!(meta::str_field(&v, "uid")));
-    Bytes::from(
-        crate::api::go_json::to_vec(&json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details})),
-    )
+    Bytes::from(crate::api::go_json::to_vec(
+        &json!({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}),
+    ))
 }
 
 /// One watch event as the stream carries it: a JSON line, or a

@@ -67,11 +67,7 @@ pub fn value(code: StatusCode, v: &Value, encoding: Encoding) -> Response {
             Ok(b) => protobuf_bytes(code, b),
             Err(e) => unencodable(e).into_response(),
         },
-        _ => object(
-            code,
-            Bytes::from(crate::api::go_json::to_vec(v)),
-            encoding,
-        ),
+        _ => object(code, Bytes::from(crate::api::go_json::to_vec(v)), encoding),
     }
 }
 

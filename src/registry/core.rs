@@ -897,14 +897,23 @@ fn pod_status(o: &Value) -> Value {
 /// upstream's printPod: the restarts as a string, with how long ago the
 /// last one ended (`3 (5m ago)`) once a container has restarted.
 fn pod_restarts(o: &Value) -> Value {
-    let statuses = o["status"]["containerStatuses"].as_array().cloned().unwrap_or_default();
-    let restarts: i64 = statuses.iter().map(|c| c["restartCount"].as_i64().unwrap_or(0)).sum();
+    let statuses = o["status"]["containerStatuses"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let restarts: i64 = statuses
+        .iter()
+        .map(|c| c["restartCount"].as_i64().unwrap_or(0))
+        .sum();
     let last = statuses
         .iter()
         .filter_map(|c| c["lastState"]["terminated"]["finishedAt"].as_str())
         .max();
     match last {
-        Some(t) if restarts > 0 => json!(format!("{restarts} ({} ago)", super::strategy::human_age(t))),
+        Some(t) if restarts > 0 => json!(format!(
+            "{restarts} ({} ago)",
+            super::strategy::human_age(t)
+        )),
         _ => json!(restarts.to_string()),
     }
 }
@@ -1016,7 +1025,10 @@ impl Strategy for PodStrategy {
     /// one never scheduled, or already finished, goes at once.
     fn graceful_delete_period(&self, pod: &Value, requested: Option<i64>) -> Option<i64> {
         let unscheduled = pod["spec"]["nodeName"].as_str().unwrap_or("").is_empty();
-        let finished = matches!(pod["status"]["phase"].as_str(), Some("Failed" | "Succeeded"));
+        let finished = matches!(
+            pod["status"]["phase"].as_str(),
+            Some("Failed" | "Succeeded")
+        );
         if unscheduled || finished {
             return Some(0);
         }
@@ -3407,11 +3419,27 @@ mod kinds_tests {
         assert_eq!(
             msgs(&ResourceQuotaStrategy.validate(&bad)),
             [
-                ("spec.hard[cpu]".to_string(), "Invalid value: \"-1\": must be greater than or equal to 0".to_string()),
-                ("spec.hard[foo]".into(), "Invalid value: \"foo\": must be a standard resource type or fully qualified".into()),
-                ("spec.hard[foo]".into(), "Invalid value: \"foo\": must be a standard resource for quota".into()),
-                ("spec.hard[pods]".into(), "Invalid value: \"1.5\": must be an integer".into()),
-                ("spec.scopes".into(), "Invalid value: [\"BestEffort\",\"NotBestEffort\"]: conflicting scopes".into()),
+                (
+                    "spec.hard[cpu]".to_string(),
+                    "Invalid value: \"-1\": must be greater than or equal to 0".to_string()
+                ),
+                (
+                    "spec.hard[foo]".into(),
+                    "Invalid value: \"foo\": must be a standard resource type or fully qualified"
+                        .into()
+                ),
+                (
+                    "spec.hard[foo]".into(),
+                    "Invalid value: \"foo\": must be a standard resource for quota".into()
+                ),
+                (
+                    "spec.hard[pods]".into(),
+                    "Invalid value: \"1.5\": must be an integer".into()
+                ),
+                (
+                    "spec.scopes".into(),
+                    "Invalid value: [\"BestEffort\",\"NotBestEffort\"]: conflicting scopes".into()
+                ),
             ]
         );
         let with_status = json!({"status": {"hard": {"pods": "10", "limits.cpu": "2", "cpu": "1"}, "used": {"pods": "3"}}});
@@ -3479,8 +3507,15 @@ mod kinds_tests {
         assert_eq!(
             msgs(&ReplicationControllerStrategy.validate(&bad)),
             [
-                ("spec.template.metadata.labels".to_string(), "Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`".to_string()),
-                ("spec.template.spec.restartPolicy".into(), "Unsupported value: \"Never\": supported values: \"Always\"".into()),
+                (
+                    "spec.template.metadata.labels".to_string(),
+                    "Invalid value: {\"app\":\"web\"}: `selector` does not match template `labels`"
+                        .to_string()
+                ),
+                (
+                    "spec.template.spec.restartPolicy".into(),
+                    "Unsupported value: \"Never\": supported values: \"Always\"".into()
+                ),
             ]
         );
         let none = json!({"spec": {"template": {"spec": {"restartPolicy": "Always", "containers": [{"name": "a", "image": "b"}]}}}});

@@ -37,7 +37,12 @@ pub fn plan(strategy: &dyn Strategy, obj: &Value, requested: Option<i64>) -> Pla
     plan_at(strategy, obj, requested, Utc::now())
 }
 
-fn plan_at(strategy: &dyn Strategy, obj: &Value, requested: Option<i64>, now: DateTime<Utc>) -> Plan {
+fn plan_at(
+    strategy: &dyn Strategy,
+    obj: &Value,
+    requested: Option<i64>,
+    now: DateTime<Utc>,
+) -> Plan {
     // A negative grace period means "as soon as possible", which upstream
     // turns into one second (zero is reserved for forced deletion).
     let requested = requested.map(|g| if g < 0 { 1 } else { g });
@@ -86,7 +91,11 @@ pub fn mark(obj: &mut Value, deletion_timestamp: &str, period: i64) {
     let first = obj["metadata"]["deletionTimestamp"].is_null();
     let m = meta::meta_mut(obj);
     if first {
-        if let Some(g) = m.get("generation").and_then(Value::as_i64).filter(|g| *g > 0) {
+        if let Some(g) = m
+            .get("generation")
+            .and_then(Value::as_i64)
+            .filter(|g| *g > 0)
+        {
             m.insert("generation".into(), json!(g + 1));
         }
     }
@@ -105,7 +114,11 @@ pub fn mark_as_deleting(obj: &mut Value) {
         .is_some_and(|t| t.with_timezone(&Utc) > now);
     let m = meta::meta_mut(obj);
     if first {
-        if let Some(g) = m.get("generation").and_then(Value::as_i64).filter(|g| *g > 0) {
+        if let Some(g) = m
+            .get("generation")
+            .and_then(Value::as_i64)
+            .filter(|g| *g > 0)
+        {
             m.insert("generation".into(), json!(g + 1));
         }
     }
@@ -162,22 +175,45 @@ mod tests {
 
     #[test]
     fn kinds_without_a_grace_period_are_not_graceful() {
-        assert_eq!(plan_at(&Plain, &json!({}), Some(30), at(NOW)), Plan::NotGraceful);
+        assert_eq!(
+            plan_at(&Plain, &json!({}), Some(30), at(NOW)),
+            Plan::NotGraceful
+        );
     }
 
     #[test]
     fn scheduled_pods_get_their_grace_period() {
         let p = pod("n1", Some(30), "Running");
-        assert_eq!(plan_at(&PodStrategy, &p, None, at(NOW)), graceful("2026-01-01T00:00:30Z", 30));
-        assert_eq!(plan_at(&PodStrategy, &p, Some(5), at(NOW)), graceful("2026-01-01T00:00:05Z", 5));
-        assert_eq!(plan_at(&PodStrategy, &p, Some(-3), at(NOW)), graceful("2026-01-01T00:00:01Z", 1));
-        assert_eq!(plan_at(&PodStrategy, &p, Some(0), at(NOW)), graceful(NOW, 0));
+        assert_eq!(
+            plan_at(&PodStrategy, &p, None, at(NOW)),
+            graceful("2026-01-01T00:00:30Z", 30)
+        );
+        assert_eq!(
+            plan_at(&PodStrategy, &p, Some(5), at(NOW)),
+            graceful("2026-01-01T00:00:05Z", 5)
+        );
+        assert_eq!(
+            plan_at(&PodStrategy, &p, Some(-3), at(NOW)),
+            graceful("2026-01-01T00:00:01Z", 1)
+        );
+        assert_eq!(
+            plan_at(&PodStrategy, &p, Some(0), at(NOW)),
+            graceful(NOW, 0)
+        );
     }
 
     #[test]
     fn unscheduled_or_finished_pods_go_at_once() {
-        for p in [pod("", Some(30), "Pending"), pod("n1", Some(30), "Succeeded"), pod("n1", Some(30), "Failed")] {
-            assert_eq!(plan_at(&PodStrategy, &p, Some(10), at(NOW)), graceful(NOW, 0), "{p}");
+        for p in [
+            pod("", Some(30), "Pending"),
+            pod("n1", Some(30), "Succeeded"),
+            pod("n1", Some(30), "Failed"),
+        ] {
+            assert_eq!(
+                plan_at(&PodStrategy, &p, Some(10), at(NOW)),
+                graceful(NOW, 0),
+                "{p}"
+            );
         }
     }
 
@@ -187,11 +223,20 @@ mod tests {
         mark(&mut p, "2026-01-01T00:00:30Z", 30);
         assert_eq!(plan_at(&PodStrategy, &p, None, at(NOW)), Plan::Pending);
         assert_eq!(plan_at(&PodStrategy, &p, Some(30), at(NOW)), Plan::Pending);
-        assert_eq!(plan_at(&PodStrategy, &p, Some(10), at(NOW)), graceful("2026-01-01T00:00:10Z", 10));
+        assert_eq!(
+            plan_at(&PodStrategy, &p, Some(10), at(NOW)),
+            graceful("2026-01-01T00:00:10Z", 10)
+        );
         // Shortened into the past: now, with one second (or zero when forced).
         let later = at("2026-01-01T00:00:20Z");
-        assert_eq!(plan_at(&PodStrategy, &p, Some(10), later), graceful("2026-01-01T00:00:20Z", 1));
-        assert_eq!(plan_at(&PodStrategy, &p, Some(0), later), graceful("2026-01-01T00:00:20Z", 0));
+        assert_eq!(
+            plan_at(&PodStrategy, &p, Some(10), later),
+            graceful("2026-01-01T00:00:20Z", 1)
+        );
+        assert_eq!(
+            plan_at(&PodStrategy, &p, Some(0), later),
+            graceful("2026-01-01T00:00:20Z", 0)
+        );
         mark(&mut p, NOW, 0);
         assert_eq!(plan_at(&PodStrategy, &p, None, at(NOW)), Plan::NotGraceful);
     }
@@ -212,9 +257,11 @@ mod tests {
     #[test]
     fn updates_remove_only_marked_objects_without_grace_or_finalizers() {
         let marked = json!({"metadata": {"deletionTimestamp": NOW, "deletionGracePeriodSeconds": 0, "finalizers": ["f"]}});
-        let cleared = json!({"metadata": {"deletionTimestamp": NOW, "deletionGracePeriodSeconds": 0}});
+        let cleared =
+            json!({"metadata": {"deletionTimestamp": NOW, "deletionGracePeriodSeconds": 0}});
         assert!(delete_during_update(&cleared, &marked));
-        let running = json!({"metadata": {"deletionTimestamp": NOW, "deletionGracePeriodSeconds": 30}});
+        let running =
+            json!({"metadata": {"deletionTimestamp": NOW, "deletionGracePeriodSeconds": 30}});
         assert!(!delete_during_update(&running, &running));
         assert!(!delete_during_update(&json!({}), &json!({})));
     }

@@ -88,7 +88,11 @@ impl WriteOptions {
         let internal = self.user_agent.is_none() && self.user.name.is_empty();
         fieldmanager::manager_or_user_agent(
             self.field_manager.as_deref(),
-            if internal { "kube-apiserver" } else { self.user_agent.as_deref().unwrap_or("") },
+            if internal {
+                "kube-apiserver"
+            } else {
+                self.user_agent.as_deref().unwrap_or("")
+            },
         )
     }
 }

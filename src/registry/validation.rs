@@ -331,6 +331,9 @@ mod tests {
             serde_json::json!({"a": "c"}),
             "`selector` does not match template `labels`",
         );
-        assert_eq!(m.message(), "Invalid value: {\"a\":\"c\"}: `selector` does not match template `labels`");
+        assert_eq!(
+            m.message(),
+            "Invalid value: {\"a\":\"c\"}: `selector` does not match template `labels`"
+        );
     }
 }
