@@ -100,7 +100,10 @@ impl ValidatingPlugin for CertificateApproval {
         if !authorized_for_signer(self.authorizer.as_ref(), a.user, "approve", signer).await {
             return Err(forbidden(
                 a,
-                format!("user not permitted to approve requests with signerName {signer:?}"),
+                format!(
+                    "user not permitted to approve requests with signerName {}",
+                    crate::api::go_quote(signer)
+                ),
             ));
         }
         Ok(Vec::new())
@@ -158,7 +161,10 @@ impl ValidatingPlugin for CertificateSigning {
         if !authorized_for_signer(self.authorizer.as_ref(), a.user, "sign", signer).await {
             return Err(forbidden(
                 a,
-                format!("user not permitted to sign requests with signerName {signer:?}"),
+                format!(
+                    "user not permitted to sign requests with signerName {}",
+                    crate::api::go_quote(signer)
+                ),
             ));
         }
         Ok(Vec::new())

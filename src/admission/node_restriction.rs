@@ -212,7 +212,10 @@ impl NodeRestriction {
                 "eviction" => admit_pod_eviction(node, a, ctx).await,
                 other => Err(forbidden(
                     a,
-                    format!("unexpected pod subresource {other:?}, only 'status' and 'eviction' are allowed"),
+                    format!(
+                        "unexpected pod subresource {}, only 'status' and 'eviction' are allowed",
+                        crate::api::go_quote(other)
+                    ),
                 )),
             },
             ("", "nodes") => admit_node(node, a),
@@ -248,7 +251,10 @@ impl NodeRestriction {
                 if str_at(&existing, &["spec", "nodeName"]) != node {
                     return Err(forbidden(
                         a,
-                        format!("node {node:?} can only delete pods with spec.nodeName set to itself"),
+                        format!(
+                            "node {} can only delete pods with spec.nodeName set to itself",
+                            crate::api::go_quote(node)
+                        ),
                     ));
                 }
                 Ok(())
@@ -256,8 +262,9 @@ impl NodeRestriction {
             op => Err(forbidden(
                 a,
                 format!(
-                    "unexpected operation {:?}, node {node:?} can only create and delete mirror pods",
-                    op_name(op)
+                    "unexpected operation {}, node {} can only create and delete mirror pods",
+                    crate::api::go_quote(op_name(op)),
+                    crate::api::go_quote(node)
                 ),
             )),
         }
@@ -276,14 +283,21 @@ async fn admit_pod_create(node: &str, a: &Attributes<'_>, ctx: &Context) -> Resu
     {
         return Err(forbidden(
             a,
-            format!("pod does not have {MIRROR_POD_ANNOTATION:?} annotation, node {node:?} can only create mirror pods"),
+            format!(
+                "pod does not have {} annotation, node {} can only create mirror pods",
+                crate::api::go_quote(MIRROR_POD_ANNOTATION),
+                crate::api::go_quote(node)
+            ),
         ));
     }
     let spec = &pod["spec"];
     if str_at(spec, &["nodeName"]) != node {
         return Err(forbidden(
             a,
-            format!("node {node:?} can only create pods with spec.nodeName set to itself"),
+            format!(
+                "node {} can only create pods with spec.nodeName set to itself",
+                crate::api::go_quote(node)
+            ),
         ));
     }
     let owners: Vec<&Value> = items(&pod["metadata"], "ownerReferences").collect();
@@ -291,7 +305,10 @@ async fn admit_pod_create(node: &str, a: &Attributes<'_>, ctx: &Context) -> Resu
         [] => {
             return Err(forbidden(
                 a,
-                format!("node {node:?} can only create pods with an owner reference set to itself"),
+                format!(
+                    "node {} can only create pods with an owner reference set to itself",
+                    crate::api::go_quote(node)
+                ),
             ))
         }
         [owner] => {
@@ -302,20 +319,24 @@ async fn admit_pod_create(node: &str, a: &Attributes<'_>, ctx: &Context) -> Resu
                 return Err(forbidden(
                     a,
                     format!(
-                        "node {node:?} can only create pods with an owner reference set to itself"
+                        "node {} can only create pods with an owner reference set to itself",
+                        crate::api::go_quote(node)
                     ),
                 ));
             }
             if owner["controller"].as_bool() != Some(true) {
                 return Err(forbidden(
                     a,
-                    format!("node {node:?} can only create pods with a controller owner reference set to itself"),
+                    format!("node {} can only create pods with a controller owner reference set to itself", crate::api::go_quote(node)),
                 ));
             }
             if owner["blockOwnerDeletion"].as_bool() == Some(true) {
                 return Err(forbidden(
                     a,
-                    format!("node {node:?} must not set blockOwnerDeletion on an owner reference"),
+                    format!(
+                        "node {} must not set blockOwnerDeletion on an owner reference",
+                        crate::api::go_quote(node)
+                    ),
                 ));
             }
             let found = get_core_cached(&ctx.registries, "nodes", "", node)
@@ -342,27 +363,37 @@ async fn admit_pod_create(node: &str, a: &Attributes<'_>, ctx: &Context) -> Resu
             return Err(forbidden(
                 a,
                 format!(
-                "node {node:?} can only create pods with a single owner reference set to itself"
-            ),
+                    "node {} can only create pods with a single owner reference set to itself",
+                    crate::api::go_quote(node)
+                ),
             ))
         }
     }
     if !str_at(spec, &["serviceAccountName"]).is_empty() {
         return Err(forbidden(
             a,
-            format!("node {node:?} can not create pods that reference a service account"),
+            format!(
+                "node {} can not create pods that reference a service account",
+                crate::api::go_quote(node)
+            ),
         ));
     }
     if references_secrets(spec) {
         return Err(forbidden(
             a,
-            format!("node {node:?} can not create pods that reference secrets"),
+            format!(
+                "node {} can not create pods that reference secrets",
+                crate::api::go_quote(node)
+            ),
         ));
     }
     if references_config_maps(spec) {
         return Err(forbidden(
             a,
-            format!("node {node:?} can not create pods that reference configmaps"),
+            format!(
+                "node {} can not create pods that reference configmaps",
+                crate::api::go_quote(node)
+            ),
         ));
     }
     let volumes: Vec<&Value> = items(spec, "volumes").collect();
@@ -372,7 +403,10 @@ async fn admit_pod_create(node: &str, a: &Attributes<'_>, ctx: &Context) -> Resu
     {
         return Err(forbidden(
             a,
-            format!("node {node:?} can not create pods that reference clustertrustbundles"),
+            format!(
+                "node {} can not create pods that reference clustertrustbundles",
+                crate::api::go_quote(node)
+            ),
         ));
     }
     if volumes
@@ -381,7 +415,10 @@ async fn admit_pod_create(node: &str, a: &Attributes<'_>, ctx: &Context) -> Resu
     {
         return Err(forbidden(
             a,
-            format!("node {node:?} can not create pods that reference persistentvolumeclaims"),
+            format!(
+                "node {} can not create pods that reference persistentvolumeclaims",
+                crate::api::go_quote(node)
+            ),
         ));
     }
     Ok(())
@@ -404,27 +441,39 @@ fn admit_pod_status(node: &str, a: &Attributes<'_>) -> Result<(), ApiError> {
     if a.operation != Operation::Update {
         return Err(forbidden(
             a,
-            format!("unexpected operation {:?}", op_name(a.operation)),
+            format!(
+                "unexpected operation {}",
+                crate::api::go_quote(op_name(a.operation))
+            ),
         ));
     }
     let old = a.old_object.ok_or_else(|| unexpected_type(a))?;
     if str_at(old, &["spec", "nodeName"]) != node {
         return Err(forbidden(
             a,
-            format!("node {node:?} can only update pod status for pods with spec.nodeName set to itself"),
+            format!(
+                "node {} can only update pod status for pods with spec.nodeName set to itself",
+                crate::api::go_quote(node)
+            ),
         ));
     }
     let new = a.object.as_ref().ok_or_else(|| unexpected_type(a))?;
     if !semantic_eq(&old["metadata"]["labels"], &new["metadata"]["labels"]) {
         return Err(forbidden(
             a,
-            format!("node {node:?} cannot update labels through pod status"),
+            format!(
+                "node {} cannot update labels through pod status",
+                crate::api::go_quote(node)
+            ),
         ));
     }
     if !same_claim_statuses(old, new) {
         return Err(forbidden(
             a,
-            format!("node {node:?} cannot update resource claim statues"),
+            format!(
+                "node {} cannot update resource claim statues",
+                crate::api::go_quote(node)
+            ),
         ));
     }
     Ok(())
@@ -504,7 +553,10 @@ fn admit_pvc_status(node: &str, a: &Attributes<'_>) -> Result<(), ApiError> {
     if a.operation != Operation::Update {
         return Err(forbidden(
             a,
-            format!("unexpected operation {:?}", op_name(a.operation)),
+            format!(
+                "unexpected operation {}",
+                crate::api::go_quote(op_name(a.operation))
+            ),
         ));
     }
     let old = pvc_without_kubelet_fields(a.old_object.ok_or_else(|| unexpected_type(a))?);
@@ -515,7 +567,8 @@ fn admit_pvc_status(node: &str, a: &Attributes<'_>) -> Result<(), ApiError> {
         return Err(forbidden(
             a,
             format!(
-                "node {node:?} is not allowed to update fields other than status.quantity and status.conditions: {}",
+                "node {} is not allowed to update fields other than status.quantity and status.conditions: {}",
+                crate::api::go_quote(node),
                 diff.join("; ")
             ),
         ));
@@ -527,7 +580,11 @@ fn admit_node(node: &str, a: &Attributes<'_>) -> Result<(), ApiError> {
     if a.name != node {
         return Err(forbidden(
             a,
-            format!("node {node:?} is not allowed to modify node {:?}", a.name),
+            format!(
+                "node {} is not allowed to modify node {}",
+                crate::api::go_quote(node),
+                crate::api::go_quote(a.name)
+            ),
         ));
     }
     match a.operation {
@@ -537,7 +594,8 @@ fn admit_node(node: &str, a: &Attributes<'_>) -> Result<(), ApiError> {
                 return Err(forbidden(
                     a,
                     format!(
-                        "node {node:?} is not allowed to create pods with a non-nil configSource"
+                        "node {} is not allowed to create pods with a non-nil configSource",
+                        crate::api::go_quote(node)
                     ),
                 ));
             }
@@ -546,7 +604,8 @@ fn admit_node(node: &str, a: &Attributes<'_>) -> Result<(), ApiError> {
                 return Err(forbidden(
                     a,
                     format!(
-                        "node {node:?} is not allowed to set the following labels: {}",
+                        "node {} is not allowed to set the following labels: {}",
+                        crate::api::go_quote(node),
                         bad.join(", ")
                     ),
                 ));
@@ -559,13 +618,16 @@ fn admit_node(node: &str, a: &Attributes<'_>) -> Result<(), ApiError> {
             if !source.is_null() && !semantic_eq(source, &old["spec"]["configSource"]) {
                 return Err(forbidden(
                     a,
-                    format!("node {node:?} is not allowed to update configSource to a new non-nil configSource"),
+                    format!("node {} is not allowed to update configSource to a new non-nil configSource", crate::api::go_quote(node)),
                 ));
             }
             if !semantic_eq(&obj["spec"]["taints"], &old["spec"]["taints"]) {
                 return Err(forbidden(
                     a,
-                    format!("node {node:?} is not allowed to modify taints"),
+                    format!(
+                        "node {} is not allowed to modify taints",
+                        crate::api::go_quote(node)
+                    ),
                 ));
             }
             if !semantic_eq(
@@ -574,7 +636,10 @@ fn admit_node(node: &str, a: &Attributes<'_>) -> Result<(), ApiError> {
             ) {
                 return Err(forbidden(
                     a,
-                    format!("node {node:?} is not allowed to modify ownerReferences"),
+                    format!(
+                        "node {} is not allowed to modify ownerReferences",
+                        crate::api::go_quote(node)
+                    ),
                 ));
             }
             let bad = forbidden_labels(&modified_labels(obj, Some(old)));
@@ -649,7 +714,10 @@ fn admit_lease(node: &str, a: &Attributes<'_>) -> Result<(), ApiError> {
     if a.namespace != NODE_LEASE_NAMESPACE {
         return Err(forbidden(
             a,
-            format!("can only access leases in the {NODE_LEASE_NAMESPACE:?} system namespace"),
+            format!(
+                "can only access leases in the {} system namespace",
+                crate::api::go_quote(NODE_LEASE_NAMESPACE)
+            ),
         ));
     }
     if a.operation == Operation::Create && a.object.is_none() {
@@ -736,7 +804,10 @@ impl MutatingPlugin for NodeRestriction {
         if node.is_empty() {
             return Err(forbidden(
                 a,
-                format!("could not determine node from user {:?}", a.user.name),
+                format!(
+                    "could not determine node from user {}",
+                    crate::api::go_quote(&a.user.name)
+                ),
             ));
         }
         self.admit_node_request(node, a, ctx).await?;

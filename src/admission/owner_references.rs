@@ -121,7 +121,11 @@ fn mappings(catalog: &Catalog, api_version: &str, kind: &str) -> Result<Vec<Mapp
         } else {
             format!("{group}/{version}")
         };
-        return Err(format!("no matches for kind {kind:?} in version {gv:?}"));
+        return Err(format!(
+            "no matches for kind {} in version {}",
+            crate::api::go_quote(kind),
+            crate::api::go_quote(&gv)
+        ));
     }
     Ok(found)
 }

@@ -33,7 +33,10 @@ fn parse(selector: &str) -> Result<BTreeMap<String, String>, String> {
         let mut problems = crate::registry::validation::qualified_name(k);
         problems.extend(crate::registry::validation::label_value(v));
         if let Some(p) = problems.first() {
-            return Err(format!("invalid label in selector {selector:?}: {p}"));
+            return Err(format!(
+                "invalid label in selector {}: {p}",
+                crate::api::go_quote(selector)
+            ));
         }
         out.insert(k.to_string(), v.to_string());
     }

@@ -91,7 +91,10 @@ impl MutatingPlugin for RuntimeClass {
         let Some(class) = class_of(a, ctx, &name).await? else {
             return Err(forbidden(
                 a,
-                format!("pod rejected: RuntimeClass {name:?} not found"),
+                format!(
+                    "pod rejected: RuntimeClass {} not found",
+                    crate::api::go_quote(&name)
+                ),
             ));
         };
         let fixed = class["overhead"]["podFixed"].clone();

@@ -178,16 +178,23 @@ pub struct PortRange {
 
 fn parse_port_range(s: &str) -> Result<PortRange, String> {
     let (a, b) = s.split_once('-').unwrap_or((s, s));
-    let lo: u16 = a
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a port range like 30000-32767"))?;
-    let hi: u16 = b
-        .trim()
-        .parse()
-        .map_err(|_| format!("{s:?} is not a port range like 30000-32767"))?;
+    let lo: u16 = a.trim().parse().map_err(|_| {
+        format!(
+            "{} is not a port range like 30000-32767",
+            crate::api::go_quote(s)
+        )
+    })?;
+    let hi: u16 = b.trim().parse().map_err(|_| {
+        format!(
+            "{} is not a port range like 30000-32767",
+            crate::api::go_quote(s)
+        )
+    })?;
     if hi < lo || lo == 0 {
-        return Err(format!("{s:?} is not a valid port range"));
+        return Err(format!(
+            "{} is not a valid port range",
+            crate::api::go_quote(s)
+        ));
     }
     Ok(PortRange {
         base: lo,
@@ -196,12 +203,15 @@ fn parse_port_range(s: &str) -> Result<PortRange, String> {
 }
 
 fn parse_service_cidr(s: &str) -> Result<IpNet, String> {
-    let net: IpNet = s.parse().map_err(|e| format!("{s:?} is not a CIDR: {e}"))?;
+    let net: IpNet = s
+        .parse()
+        .map_err(|e| format!("{} is not a CIDR: {e}", crate::api::go_quote(s)))?;
     // Upstream needs room for at least the kubernetes service and one more.
     let host_bits = net.max_prefix_len() - net.prefix_len();
     if host_bits < 2 {
         return Err(format!(
-            "{s:?} is too small: it must hold at least 4 addresses"
+            "{} is too small: it must hold at least 4 addresses",
+            crate::api::go_quote(s)
         ));
     }
     if net.network() != net.addr() {
@@ -262,7 +272,8 @@ fn parse_authorization_modes(values: &[String]) -> Result<Vec<AuthorizationMode>
         };
         if modes.contains(&mode) {
             return Err(err(format!(
-                "authorization-mode {v:?} has mode specified more than once"
+                "authorization-mode {} has mode specified more than once",
+                crate::api::go_quote(v)
             )));
         }
         modes.push(mode);
@@ -292,7 +303,7 @@ fn admission_plugins(enable: &[String], disable: &[String]) -> Result<Vec<String
         if let Some(n) = names.iter().find(|n| !known(n)) {
             return Err(FlagError {
                 flag,
-                message: format!("plugin {n:?} is unknown"),
+                message: format!("plugin {} is unknown", crate::api::go_quote(n)),
             });
         }
     }
@@ -302,7 +313,10 @@ fn admission_plugins(enable: &[String], disable: &[String]) -> Result<Vec<String
     {
         return Err(FlagError {
             flag: "enable-admission-plugins",
-            message: format!("plugin {n:?} is not supported by kapi: {why}"),
+            message: format!(
+                "plugin {} is not supported by kapi: {why}",
+                crate::api::go_quote(n)
+            ),
         });
     }
     let mut both: Vec<&String> = enable.iter().filter(|n| disable.contains(n)).collect();
@@ -437,7 +451,10 @@ impl ServeOptions {
             if !(e.starts_with("http://") || e.starts_with("https://")) {
                 return Err(FlagError {
                     flag: "etcd-servers",
-                    message: format!("{e:?} must be a URL such as http://127.0.0.1:2379"),
+                    message: format!(
+                        "{} must be a URL such as http://127.0.0.1:2379",
+                        crate::api::go_quote(e)
+                    ),
                 });
             }
         }
