@@ -243,9 +243,9 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     manager.add("pv-protection", move |stop| {
         controlplane::storage_protection::run_pv_protection(i.clone(), stop)
     });
-    let r = registries.clone();
+    let i = informers.clone();
     manager.add("resourcequota", move |stop| {
-        crate::admission::resource_quota::run(r.clone(), stop)
+        controlplane::resourcequota::run(i.clone(), stop)
     });
     let r = registries.clone();
     manager.add("service-allocation-repair", move |stop| {

@@ -12,32 +12,29 @@
 //! `PriorityClass`, `CrossNamespacePodAffinity`), and claim storage (also
 //! per storage class) are measured.
 //!
-//! Upstream's quota controller (kube-controller-manager) ships here too:
-//! [`run`] keeps every quota's `status.hard` equal to its `spec.hard` and
-//! recalculates `status.used` from what is stored whenever the store
-//! changed, so deletions give quota back.
+//! The quota controller that fills `status.hard` and recalculates
+//! `status.used` is kube-controller-manager's, in
+//! [`crate::controlplane::resourcequota`].
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
 
-use serde_json::{json, Value};
-use tokio_util::sync::CancellationToken;
+use serde_json::Value;
 
 use super::common::{self, forbidden};
 use super::limit_ranger::pod_resources;
 use super::quantity::Quantity;
 use super::{Attributes, Context, Operation, ValidatingPlugin};
 use crate::api::ApiError;
-use crate::registry::{meta, Registries, WriteOptions};
+use crate::registry::{meta, WriteOptions};
 
-type ResourceList = BTreeMap<String, Quantity>;
+pub(crate) type ResourceList = BTreeMap<String, Quantity>;
 
 const STORAGE_CLASS_SUFFIX: &str = ".storageclass.storage.k8s.io/";
 const BETA_STORAGE_CLASS_ANNOTATION: &str = "volume.beta.kubernetes.io/storage-class";
 
 /// The group and resource a quota resource name measures.
-fn measured(name: &str) -> Option<(String, String)> {
+pub(crate) fn measured(name: &str) -> Option<(String, String)> {
     if let Some(rest) = name.strip_prefix("count/") {
         let (plural, group) = rest.split_once('.').unwrap_or((rest, ""));
         return (!plural.is_empty()).then(|| (group.to_string(), plural.to_string()));
@@ -67,7 +64,7 @@ fn count_name(group: &str, plural: &str) -> String {
     }
 }
 
-fn resource_list(v: &Value) -> ResourceList {
+pub(crate) fn resource_list(v: &Value) -> ResourceList {
     v.as_object()
         .into_iter()
         .flatten()
@@ -75,11 +72,11 @@ fn resource_list(v: &Value) -> ResourceList {
         .collect()
 }
 
-fn list_value(l: &ResourceList) -> Value {
+pub(crate) fn list_value(l: &ResourceList) -> Value {
     Value::Object(l.iter().map(|(k, v)| (k.clone(), v.to_value())).collect())
 }
 
-fn add(a: &mut ResourceList, b: &ResourceList) {
+pub(crate) fn add(a: &mut ResourceList, b: &ResourceList) {
     for (k, v) in b {
         let cur = a.get(k).copied().unwrap_or_default();
         a.insert(k.clone(), cur + *v);
@@ -87,7 +84,7 @@ fn add(a: &mut ResourceList, b: &ResourceList) {
 }
 
 /// upstream's `quota.Mask`.
-fn mask(l: &ResourceList, names: &BTreeSet<String>) -> ResourceList {
+pub(crate) fn mask(l: &ResourceList, names: &BTreeSet<String>) -> ResourceList {
     l.iter()
         .filter(|(k, _)| names.contains(*k))
         .map(|(k, v)| (k.clone(), *v))
@@ -163,7 +160,7 @@ fn claim_class(pvc: &Value) -> String {
 }
 
 /// What one object uses, as upstream's evaluators measure it.
-fn usage(group: &str, plural: &str, obj: &Value) -> ResourceList {
+pub(crate) fn usage(group: &str, plural: &str, obj: &Value) -> ResourceList {
     let mut r = ResourceList::new();
     r.insert(count_name(group, plural), Quantity::int(1));
     if !group.is_empty() {
@@ -306,7 +303,7 @@ fn pod_matches_scope(scope: &str, op: &str, values: &[String], pod: &Value) -> b
 }
 
 /// Whether a quota's scopes select the object (only pods have scopes).
-fn scopes_match(quota: &Value, group: &str, plural: &str, obj: &Value) -> bool {
+pub(crate) fn scopes_match(quota: &Value, group: &str, plural: &str, obj: &Value) -> bool {
     let selectors = scope_selectors(quota);
     if selectors.is_empty() {
         return true;
@@ -591,143 +588,6 @@ impl ValidatingPlugin for ResourceQuota {
     }
 }
 
-// ---- the quota controller ----
-
-/// A pass runs when this server acknowledges a write; this resync is for
-/// writes by other servers sharing etcd (upstream's controller resyncs
-/// every 5 minutes on top of its informers).
-const RESYNC: Duration = Duration::from_secs(5);
-/// The least time from one pass's start to the next's.
-const MIN_GAP: Duration = Duration::from_millis(250);
-const USER_AGENT: &str =
-    "kube-controller-manager/v1.34.0 (linux/amd64) kubernetes/resourcequota-controller";
-
-/// upstream's resource quota controller: passes run when the store changed.
-pub async fn run(registries: Registries, stop: CancellationToken) {
-    let mut last: Option<i64> = None;
-    let mut writes = registries.store().subscribe_writes();
-    loop {
-        let began = tokio::time::Instant::now();
-        let rev = registries.store().backend().current_revision().await.ok();
-        if rev.is_none() || rev != last {
-            match sync_all(&registries).await {
-                Ok(()) => last = rev,
-                Err(e) => {
-                    tracing::debug!(error = %e.message, "resource quota controller pass failed")
-                }
-            }
-        }
-        tokio::select! {
-            _ = writes.changed() => {}
-            _ = tokio::time::sleep(RESYNC) => {}
-            _ = stop.cancelled() => return,
-        }
-        // Under a stream of writes, at most one pass per MIN_GAP.
-        tokio::select! {
-            _ = tokio::time::sleep_until(began + MIN_GAP) => {}
-            _ = stop.cancelled() => return,
-        }
-    }
-}
-
-/// One pass over every quota.
-pub async fn sync_all(registries: &Registries) -> Result<(), ApiError> {
-    let quotas = common::list_core(registries, "resourcequotas", "").await?;
-    let mut failed = None;
-    for q in quotas {
-        if let Err(e) = sync_quota(registries, &q).await {
-            failed = Some(e);
-        }
-    }
-    failed.map_or(Ok(()), Err)
-}
-
-/// The served version of a (group, plural), to list it.
-fn version_of(registries: &Registries, group: &str, plural: &str) -> Option<String> {
-    registries
-        .catalog
-        .all()
-        .iter()
-        .find(|r| r.group == group && r.plural == plural && r.is_stored())
-        .map(|r| r.version.clone())
-}
-
-/// upstream's `CalculateUsage`: what the namespace uses of each hard resource.
-async fn calculate_usage(
-    registries: &Registries,
-    quota: &Value,
-    hard: &ResourceList,
-) -> Result<ResourceList, ApiError> {
-    let ns = meta::namespace(quota);
-    let mut owners: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
-    for k in hard.keys() {
-        if let Some(gr) = measured(k) {
-            owners.entry(gr).or_default().insert(k.clone());
-        }
-    }
-    let mut used = ResourceList::new();
-    for ((group, plural), names) in owners {
-        for n in &names {
-            used.insert(n.clone(), Quantity::zero());
-        }
-        let Some(version) = version_of(registries, &group, &plural) else {
-            continue;
-        };
-        for obj in common::list_in(registries, &group, &version, &plural, ns).await? {
-            if !scopes_match(quota, &group, &plural, &obj) {
-                continue;
-            }
-            add(&mut used, &mask(&usage(&group, &plural, &obj), &names));
-        }
-    }
-    Ok(used)
-}
-
-fn same_usage(a: &ResourceList, b: &ResourceList) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .all(|(k, v)| b.get(k).is_some_and(|w| w.nanos == v.nanos))
-}
-
-async fn sync_quota(registries: &Registries, quota: &Value) -> Result<(), ApiError> {
-    if meta::is_deleting(quota) {
-        return Ok(());
-    }
-    let spec_hard = quota["spec"]["hard"].clone();
-    let hard = resource_list(&spec_hard);
-    let used = calculate_usage(registries, quota, &hard).await?;
-    let status_hard = &quota["status"]["hard"];
-    let hard_same = status_hard == &spec_hard
-        || (status_hard.is_null() && spec_hard.as_object().is_none_or(|m| m.is_empty()));
-    if hard_same && same_usage(&used, &resource_list(&quota["status"]["used"])) {
-        return Ok(());
-    }
-    let mut q = quota.clone();
-    q["status"] = json!({"hard": spec_hard, "used": list_value(&used)});
-    let Some(reg) = registries.get("", "v1", "resourcequotas") else {
-        return Ok(());
-    };
-    let opts = WriteOptions {
-        user_agent: Some(USER_AGENT.into()),
-        ..Default::default()
-    };
-    match reg
-        .update(
-            meta::namespace(quota),
-            meta::name(quota),
-            q,
-            Some("status"),
-            &opts,
-        )
-        .await
-    {
-        Ok(_) => Ok(()),
-        // Changed since the list: the next pass sees the new version.
-        Err(e) if e.code == 409 || e.code == 404 => Ok(()),
-        Err(e) => Err(e),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -847,6 +707,21 @@ mod tests {
         );
     }
 
+    use crate::registry::Registries;
+    use serde_json::json;
+
+    /// The controller's pass over every quota, as its full resync makes it.
+    async fn sync_all(registries: &Registries) {
+        for q in common::list_core(registries, "resourcequotas", "")
+            .await
+            .expect("quotas")
+        {
+            crate::controlplane::resourcequota::sync_quota(registries, &q)
+                .await
+                .expect("sync");
+        }
+    }
+
     #[tokio::test]
     async fn refuses_over_quota_and_charges_usage() {
         let env = testing::env().await;
@@ -867,7 +742,7 @@ mod tests {
         let plugin = ResourceQuota::new();
         plugin.validate(&a, &ctx).await.expect("unconstrained");
 
-        sync_all(&env.registries).await.expect("sync");
+        sync_all(&env.registries).await;
         let quota = common::get_core(&env.registries, "resourcequotas", "q", "q")
             .await
             .ok()
@@ -910,7 +785,7 @@ mod tests {
         );
 
         // The controller recalculates from what is stored (nothing was).
-        sync_all(&env.registries).await.expect("sync");
+        sync_all(&env.registries).await;
         let quota = common::get_core(&env.registries, "resourcequotas", "q", "q")
             .await
             .ok()

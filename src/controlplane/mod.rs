@@ -10,6 +10,7 @@ pub mod manager;
 pub mod namespace;
 pub mod podgc;
 pub mod repair;
+pub mod resourcequota;
 pub mod serviceaccounts;
 pub mod storage_protection;
 
