@@ -219,9 +219,9 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     manager.add("namespace", move |stop| {
         controlplane::namespace::run(i.clone(), stop)
     });
-    let r = registries.clone();
+    let i = informers.clone();
     manager.add("garbagecollector", move |stop| {
-        controlplane::gc::run(r.clone(), stop)
+        controlplane::gc::run(i.clone(), stop)
     });
     let i = informers.clone();
     manager.add("serviceaccount", move |stop| {

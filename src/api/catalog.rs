@@ -242,9 +242,20 @@ impl Resource {
 }
 
 /// The live table of served resources, keyed by group, version and plural.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct Catalog {
     inner: Arc<RwLock<CatalogInner>>,
+    /// The generation, for those who follow resources coming and going.
+    changes: Arc<tokio::sync::watch::Sender<u64>>,
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Catalog {
+            inner: Arc::default(),
+            changes: Arc::new(tokio::sync::watch::Sender::new(0)),
+        }
+    }
 }
 
 #[derive(Debug, Default)]
@@ -267,6 +278,7 @@ impl Catalog {
             Arc::new(r),
         );
         inner.generation += 1;
+        self.changes.send_replace(inner.generation);
     }
 
     /// Groups that have at least one resource, in priority order.
@@ -286,6 +298,7 @@ impl Catalog {
             .by_gvr
             .remove(&(group.to_string(), version.to_string(), plural.to_string()));
         inner.generation += 1;
+        self.changes.send_replace(inner.generation);
     }
 
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Resource>> {
@@ -313,5 +326,10 @@ impl Catalog {
     /// Changes each time an entry is added or removed (for discovery ETags).
     pub fn generation(&self) -> u64 {
         self.inner.read().generation
+    }
+
+    /// Tells of every change of the generation.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
     }
 }

@@ -108,8 +108,47 @@ impl Cache {
     }
 }
 
+/// What an informer keeps of each object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Projection {
+    /// The whole object.
+    Full,
+    /// `apiVersion`, `kind` and `metadata` without `managedFields`
+    /// (upstream's metadata informers, PartialObjectMetadata): what the
+    /// garbage collector reads of every object in the store, at a
+    /// fraction of the memory.
+    Metadata,
+}
+
+impl Projection {
+    fn decode(self, json: &[u8]) -> Option<Value> {
+        match self {
+            Projection::Full => serde_json::from_slice(json).ok(),
+            Projection::Metadata => {
+                #[derive(serde::Deserialize)]
+                struct Partial {
+                    #[serde(rename = "apiVersion", default)]
+                    api_version: Value,
+                    #[serde(default)]
+                    kind: Value,
+                    #[serde(default)]
+                    metadata: Value,
+                }
+                let mut p: Partial = serde_json::from_slice(json).ok()?;
+                if let Some(m) = p.metadata.as_object_mut() {
+                    m.remove("managedFields");
+                }
+                Some(serde_json::json!({
+                    "apiVersion": p.api_version, "kind": p.kind, "metadata": p.metadata
+                }))
+            }
+        }
+    }
+}
+
 pub struct Informer {
     registry: Arc<Registry>,
+    projection: Projection,
     cache: RwLock<Cache>,
     indexers: RwLock<Vec<(String, IndexFn)>>,
     handlers: RwLock<Vec<(u64, Handler)>>,
@@ -130,7 +169,11 @@ pub struct Informer {
 pub const FRESHNESS_WAIT: Duration = Duration::from_secs(5);
 
 impl Informer {
-    pub(super) fn new(registry: Arc<Registry>, params: ListParams) -> Arc<Informer> {
+    pub(super) fn new(
+        registry: Arc<Registry>,
+        params: ListParams,
+        projection: Projection,
+    ) -> Arc<Informer> {
         let written = registry
             .registries()
             .store()
@@ -138,6 +181,7 @@ impl Informer {
         let by_ns: IndexFn = Arc::new(|o| vec![meta::namespace(o).to_string()]);
         Arc::new(Informer {
             registry,
+            projection,
             cache: RwLock::default(),
             indexers: RwLock::new(vec![(BY_NAMESPACE.to_string(), by_ns)]),
             handlers: RwLock::default(),
@@ -367,7 +411,7 @@ impl Informer {
                 let Some(msg) = msg else { break };
                 match msg {
                     WatchMessage::Event { kind, object } => {
-                        let Ok(v) = serde_json::from_slice::<Value>(&object.json) else {
+                        let Some(v) = self.projection.decode(&object.json) else {
                             continue;
                         };
                         let v = Arc::new(v);

@@ -13,10 +13,14 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use tokio_util::sync::CancellationToken;
 
-pub use informer::{key_of, Event, Handler, IndexFn, Informer, Registration, BY_NAMESPACE};
+pub use informer::{
+    key_of, Event, Handler, IndexFn, Informer, Projection, Registration, BY_NAMESPACE,
+};
 pub use workqueue::{run_workers, QueueMetrics, WorkQueue};
 
 use crate::registry::{ListParams, Registries};
+
+type InformerKey = (String, String, String, Projection);
 
 /// One server's informers (upstream's SharedInformerFactory): asking twice
 /// for a resource gives the same informer, started on first use and
@@ -26,8 +30,8 @@ use crate::registry::{ListParams, Registries};
 pub struct Informers {
     registries: Registries,
     stop: CancellationToken,
-    /// (group, plural, field selector) -> informer and its stop.
-    by_resource: Arc<Mutex<HashMap<(String, String, String), (Arc<Informer>, CancellationToken)>>>,
+    /// (group, plural, field selector, projection) -> informer and its stop.
+    by_resource: Arc<Mutex<HashMap<InformerKey, (Arc<Informer>, CancellationToken)>>>,
     queues: QueueMetrics,
 }
 
@@ -72,10 +76,29 @@ impl Informers {
         plural: &str,
         field_selector: &str,
     ) -> Option<Arc<Informer>> {
+        self.get_projected(group, version, plural, field_selector, Projection::Full)
+    }
+
+    /// The shared metadata-only informer of a resource (upstream's
+    /// metadata informer factory), for controllers that read every object
+    /// of every resource but only their metadata.
+    pub fn get_metadata(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Informer>> {
+        self.get_projected(group, version, plural, "", Projection::Metadata)
+    }
+
+    fn get_projected(
+        &self,
+        group: &str,
+        version: &str,
+        plural: &str,
+        field_selector: &str,
+        projection: Projection,
+    ) -> Option<Arc<Informer>> {
         let key = (
             group.to_string(),
             plural.to_string(),
             field_selector.to_string(),
+            projection,
         );
         let mut all = self.by_resource.lock();
         if let Some((i, _)) = all.get(&key) {
@@ -86,7 +109,7 @@ impl Informers {
             field_selector: (!field_selector.is_empty()).then(|| field_selector.to_string()),
             ..Default::default()
         };
-        let informer = Informer::new(registry, params);
+        let informer = Informer::new(registry, params, projection);
         let stop = self.stop.child_token();
         tokio::spawn(informer.clone().run(stop.clone()));
         all.insert(key, (informer.clone(), stop));
@@ -95,7 +118,7 @@ impl Informers {
 
     /// Stops and drops the informer of a resource that is no longer served.
     pub fn forget(&self, group: &str, plural: &str) {
-        self.by_resource.lock().retain(|(g, p, _), (_, stop)| {
+        self.by_resource.lock().retain(|(g, p, _, _), (_, stop)| {
             let gone = g == group && p == plural;
             if gone {
                 stop.cancel();
