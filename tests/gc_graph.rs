@@ -84,14 +84,12 @@ spec:
         x-kubernetes-preserve-unknown-fields: true
 ";
 
-#[test]
-fn a_namespace_with_2000_objects_of_10_kinds_is_emptied_and_gone() {
-    const EACH: usize = 200;
-    let k = Kapi::start(&[]);
+/// Serves the Widget custom resource.
+fn install_widgets(k: &Kapi) {
     let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], WIDGET_CRD);
     assert!(ok, "{err}");
     kubectl_ok(
-        &k,
+        k,
         &[
             "wait",
             "--for=condition=Established",
@@ -99,6 +97,13 @@ fn a_namespace_with_2000_objects_of_10_kinds_is_emptied_and_gone() {
             "--timeout=20s",
         ],
     );
+}
+
+#[test]
+fn a_namespace_with_2000_objects_of_10_kinds_is_emptied_and_gone() {
+    const EACH: usize = 200;
+    let k = Kapi::start(&[]);
+    install_widgets(&k);
     kubectl_ok(&k, &["create", "namespace", "big"]);
     k.wait_for_default_service_account("big");
     let ns = "big";
@@ -296,17 +301,7 @@ fn foreground_deletion_of_a_three_level_chain_takes_leaves_first() {
 #[test]
 fn owners_shown_after_their_dependents_are_handled_as_upstream() {
     let k = Kapi::start(&[]);
-    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], WIDGET_CRD);
-    assert!(ok, "{err}");
-    kubectl_ok(
-        &k,
-        &[
-            "wait",
-            "--for=condition=Established",
-            "crd/widgets.example.com",
-            "--timeout=20s",
-        ],
-    );
+    install_widgets(&k);
     let ns = "default";
     runtime().block_on(async {
         let c = client(&k).await;
