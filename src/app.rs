@@ -337,6 +337,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         &autoregister,
         &pki,
         &background,
+        &informers,
     );
     let completion = autoregister.clone();
     let autoregister_check = HealthCheck::new("autoregister-completion", move || {
@@ -863,19 +864,21 @@ fn add_aggregator_hooks(
     autoregister: &Arc<aggregator::autoregister::AutoRegister>,
     pki: &Pki,
     background: &CancellationToken,
+    informers: &crate::informers::Informers,
 ) {
-    let (r, stop) = (registries.clone(), background.child_token());
+    let (i, stop) = (informers.clone(), background.child_token());
     let trust =
         aggregator::authentication_info::data(&pki.ca.cert_pem, &pki.front_proxy_ca.cert_pem);
     hooks.add(
         "start-cluster-authentication-info-controller",
         move || async move {
-            tokio::spawn(aggregator::authentication_info::run(r, trust, stop));
+            tokio::spawn(aggregator::authentication_info::run(i, trust, stop));
             Ok(())
         },
     );
-    let (r, stop, auto) = (
+    let (r, i, stop, auto) = (
         registries.clone(),
+        informers.clone(),
         background.child_token(),
         autoregister.clone(),
     );
@@ -884,22 +887,22 @@ fn add_aggregator_hooks(
         if let Err(e) = auto.start(&r).await {
             tracing::warn!(error = %e, "initial APIService registration");
         }
-        tokio::spawn(auto.run(r, stop));
+        tokio::spawn(auto.run(i, stop));
         Ok(())
     });
-    let (r, stop) = (registries.clone(), background.child_token());
+    let (i, stop) = (informers.clone(), background.child_token());
     hooks.add(
         "apiservice-status-local-available-controller",
         move || async move {
-            tokio::spawn(aggregator::available::run_local(r, stop));
+            tokio::spawn(aggregator::available::run_local(i, stop));
             Ok(())
         },
     );
-    let (p, stop) = (proxy.clone(), background.child_token());
+    let (p, i, stop) = (proxy.clone(), informers.clone(), background.child_token());
     hooks.add(
         "apiservice-status-remote-available-controller",
         move || async move {
-            tokio::spawn(aggregator::available::run_remote(p, stop));
+            tokio::spawn(aggregator::available::run_remote(p, i, stop));
             Ok(())
         },
     );

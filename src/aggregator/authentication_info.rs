@@ -14,12 +14,15 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::authenticator::{
     REMOTE_EXTRA_PREFIX, REMOTE_GROUP_HEADER, REMOTE_UID_HEADER, REMOTE_USER_HEADER,
 };
+use crate::informers::{Informers, Wakeup};
 use crate::registry::{Registries, WriteOptions};
 
 pub const NAMESPACE: &str = "kube-system";
 pub const NAME: &str = "extension-apiserver-authentication";
 /// The common name of kapi's front-proxy client certificate.
 pub const FRONT_PROXY_CLIENT: &str = "front-proxy-client";
+/// upstream's ClusterAuthenticationTrustController requeues every minute.
+const RESYNC: Duration = Duration::from_secs(60);
 
 /// The ConfigMap's data, as kube-apiserver writes it (lists as JSON arrays).
 pub fn data(client_ca_pem: &str, front_proxy_ca_pem: &str) -> BTreeMap<String, String> {
@@ -97,18 +100,28 @@ pub async fn ensure(
     }
 }
 
-/// Keeps the ConfigMap current: quickly until it is written (kube-system
-/// may not exist yet), then now and then (someone may edit it).
-pub async fn run(registries: Registries, want: BTreeMap<String, String>, stop: CancellationToken) {
+/// Keeps the ConfigMap current: written again whenever it changes (someone
+/// edits or deletes it), quickly retried until written (kube-system may
+/// not exist yet), and rechecked every minute as upstream's controller
+/// requeues its one key.
+pub async fn run(informers: Informers, want: BTreeMap<String, String>, stop: CancellationToken) {
+    let Some(configmaps) =
+        informers.get_selected("", "v1", "configmaps", &format!("metadata.name={NAME}"))
+    else {
+        return;
+    };
+    let wake = Wakeup::on(&[&configmaps]);
+    let registries = informers.registries().clone();
     loop {
         let pause = match ensure(&registries, &want).await {
-            Ok(()) => Duration::from_secs(30),
+            Ok(()) => RESYNC,
             Err(e) => {
                 tracing::debug!(error = %e, "writing {NAMESPACE}/{NAME}");
                 Duration::from_millis(200)
             }
         };
         tokio::select! {
+            _ = wake.changed() => {}
             _ = tokio::time::sleep(pause) => {}
             _ = stop.cancelled() => return,
         }

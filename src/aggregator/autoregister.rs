@@ -17,6 +17,7 @@ use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::api::catalog::Catalog;
+use crate::informers::{Informers, Wakeup};
 use crate::registry::{meta, DeleteOptions, ListParams, Registries, WriteOptions};
 use crate::storage::store::Preconditions;
 
@@ -24,7 +25,8 @@ pub const AUTOMANAGED_LABEL: &str = "kube-aggregator.kubernetes.io/automanaged";
 pub const MANAGE_ON_START: &str = "onstart";
 pub const MANAGE_CONTINUOUSLY: &str = "true";
 
-const TICK: Duration = Duration::from_secs(1);
+/// A failed pass is run again after this long, even with nothing changed.
+const RETRY: Duration = Duration::from_secs(1);
 
 /// upstream's `apiVersionPriorities` (cmd/kube-apiserver/app/aggregator.go
 /// merged with pkg/controlplane/apiserver's generic ones): group priority
@@ -387,17 +389,32 @@ impl AutoRegister {
         }
     }
 
-    pub async fn run(self: Arc<Self>, registries: Registries, stop: CancellationToken) {
+    /// Runs a pass whenever an APIService or a CRD changes (upstream's
+    /// autoregister and crdregistration controllers follow the same two
+    /// informers); a failed pass is tried again after [`RETRY`].
+    pub async fn run(self: Arc<Self>, informers: Informers, stop: CancellationToken) {
+        let (Some(api_services), Some(crds)) = (
+            informers.get("apiregistration.k8s.io", "v1", "apiservices"),
+            informers.get("apiextensions.k8s.io", "v1", "customresourcedefinitions"),
+        ) else {
+            return;
+        };
+        let wake = Wakeup::on(&[&api_services, &crds]);
+        let registries = informers.registries().clone();
         loop {
-            tokio::select! {
-                _ = tokio::time::sleep(TICK) => {}
-                _ = stop.cancelled() => return,
-            }
+            let mut failed = false;
             if let Err(e) = self.sync(&registries).await {
                 tracing::debug!(error = %e, "autoregistration pass failed");
+                failed = true;
             }
             if let Err(e) = self.observe(&registries).await {
                 tracing::debug!(error = %e, "autoregistration pass failed");
+                failed = true;
+            }
+            tokio::select! {
+                _ = wake.changed() => {}
+                _ = tokio::time::sleep(RETRY), if failed => {}
+                _ = stop.cancelled() => return,
             }
         }
     }

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::proxy::{self, Proxy, Target};
 use crate::api::catalog::{Owner, ProxyInfo, Resource, Subresource};
 use crate::auth::UserInfo;
+use crate::informers::{Informers, Wakeup};
 use crate::registry::{meta, ListParams, Registries, WriteOptions};
 
 const TICK: Duration = Duration::from_secs(1);
@@ -141,13 +142,25 @@ pub async fn sync_local(registries: &Registries) -> Result<(), String> {
     first_err.map_or(Ok(()), Err)
 }
 
-pub async fn run_local(registries: Registries, stop: CancellationToken) {
+/// The local controller: a pass whenever an APIService changes (upstream's
+/// follows the same informer); a failed pass is tried again after [`TICK`].
+pub async fn run_local(informers: Informers, stop: CancellationToken) {
+    let Some(api_services) = informers.get("apiregistration.k8s.io", "v1", "apiservices") else {
+        return;
+    };
+    let wake = Wakeup::on(&[&api_services]);
+    let registries = informers.registries().clone();
     loop {
-        if let Err(e) = sync_local(&registries).await {
-            tracing::debug!(error = %e, "local availability pass failed");
-        }
+        let failed = match sync_local(&registries).await {
+            Ok(()) => false,
+            Err(e) => {
+                tracing::debug!(error = %e, "local availability pass failed");
+                true
+            }
+        };
         tokio::select! {
-            _ = tokio::time::sleep(TICK) => {}
+            _ = wake.changed() => {}
+            _ = tokio::time::sleep(TICK), if failed => {}
             _ = stop.cancelled() => return,
         }
     }
@@ -369,8 +382,9 @@ struct Seen {
     checked: HashMap<String, (Target, Instant, bool)>,
 }
 
-/// One pass of the remote controller.
-async fn sync_remote(proxy: &Proxy, seen: &mut Seen) -> Result<(), String> {
+/// One pass of the remote controller; how long until the next probe is
+/// due (`None`: no remote APIService).
+async fn sync_remote(proxy: &Proxy, seen: &mut Seen) -> Result<Option<Duration>, String> {
     let registries = proxy.registries();
     let all = list_api_services(registries).await?;
     let mut targets: Vec<(Value, Target)> = all
@@ -417,8 +431,9 @@ async fn sync_remote(proxy: &Proxy, seen: &mut Seen) -> Result<(), String> {
             tracing::info!(apiservice = %t.api_service, available = ok, reason = %want.reason, "{}", want.message);
         }
         t.available = ok;
+        // From the probe's end: a slow probe is not followed by another at once.
         seen.checked
-            .insert(t.api_service.clone(), (t.clone(), now, ok));
+            .insert(t.api_service.clone(), (t.clone(), Instant::now(), ok));
     }
     let names: HashSet<String> = targets.iter().map(|(_, t)| t.api_service.clone()).collect();
     seen.checked.retain(|n, _| names.contains(n));
@@ -433,18 +448,46 @@ async fn sync_remote(proxy: &Proxy, seen: &mut Seen) -> Result<(), String> {
         .map(|(_, t)| (t.group.clone(), t.version.clone()))
         .collect();
     sync_catalog(registries, &remote, fresh);
+    let next = targets
+        .iter()
+        .filter_map(|(_, t)| seen.checked.get(&t.api_service))
+        .map(|(_, at, ok)| {
+            let every = if *ok { RECHECK_AVAILABLE } else { TICK };
+            (*at + every).saturating_duration_since(Instant::now())
+        })
+        .min();
     proxy.set_targets(targets.into_iter().map(|(_, t)| t).collect());
-    Ok(())
+    Ok(next)
 }
 
-pub async fn run_remote(proxy: Arc<Proxy>, stop: CancellationToken) {
+/// The remote controller: a pass whenever an APIService, a Service or an
+/// EndpointSlice changes (upstream's informers), and when a probe is due.
+/// Probes are the one thing no event announces (a backend can stop
+/// answering while its Service and endpoints stand): each remote
+/// APIService is probed again after [`RECHECK_AVAILABLE`], or [`TICK`]
+/// while it fails, where upstream resyncs every 30 s and retries failures
+/// with a backoff. With no remote APIService nothing runs.
+pub async fn run_remote(proxy: Arc<Proxy>, informers: Informers, stop: CancellationToken) {
+    let (Some(api_services), Some(services), Some(slices)) = (
+        informers.get("apiregistration.k8s.io", "v1", "apiservices"),
+        informers.get("", "v1", "services"),
+        informers.get("discovery.k8s.io", "v1", "endpointslices"),
+    ) else {
+        return;
+    };
+    let wake = Wakeup::on(&[&api_services, &services, &slices]);
     let mut seen = Seen::default();
     loop {
-        if let Err(e) = sync_remote(&proxy, &mut seen).await {
-            tracing::debug!(error = %e, "remote availability pass failed");
-        }
+        let next = match sync_remote(&proxy, &mut seen).await {
+            Ok(next) => next,
+            Err(e) => {
+                tracing::debug!(error = %e, "remote availability pass failed");
+                Some(TICK)
+            }
+        };
         tokio::select! {
-            _ = tokio::time::sleep(TICK) => {}
+            _ = wake.changed() => {}
+            _ = tokio::time::sleep(next.unwrap_or_default()), if next.is_some() => {}
             _ = stop.cancelled() => return,
         }
     }

@@ -138,6 +138,10 @@ pub async fn ensure_kubernetes_service(
 const IDENTITY_LABEL: &str = "apiserver.kubernetes.io/identity";
 const ENDPOINT_ANNOTATION: &str = "kapi.io/advertise";
 const LEASE_SECONDS: i64 = 15;
+/// Renewal of this instance's lease, a third of its lifetime: a timer by
+/// nature (liveness is what it publishes), as upstream's reconciler's
+/// EndpointInterval is; it reads the `kubernetes` EndpointSlice and the
+/// identity Leases, not lists of user objects.
 const RENEW: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Keeps this instance's identity Lease alive and the `kubernetes`

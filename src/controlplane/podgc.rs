@@ -14,7 +14,9 @@ use crate::registry::{meta, DeleteOptions};
 
 /// upstream's quarantineTime: how long a node must be missing.
 const QUARANTINE: Duration = Duration::from_secs(40);
-/// upstream's gcCheckPeriod.
+/// upstream's gcCheckPeriod: pods bound to missing nodes raise no event
+/// when their quarantine ends, so the informers' copies are checked this
+/// often (no storage list).
 const PERIOD: Duration = Duration::from_secs(20);
 
 pub async fn run(informers: Informers, stop: CancellationToken) {

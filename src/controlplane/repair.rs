@@ -14,10 +14,15 @@ use crate::registry::{meta, ListParams, Registries, WriteOptions};
 use crate::storage::backend::{prefix_end, RangeRequest};
 use crate::storage::store::Preconditions;
 
-const EVERY: Duration = Duration::from_secs(30);
+/// upstream's repair interval (kube-apiserver's ServiceClusterIPInterval
+/// and ServiceNodePortInterval): an audit of every allocation against
+/// every Service is a full pass by design, at start and then this often.
+/// It is the one periodic list in the control plane, as upstream's is.
+const EVERY: Duration = Duration::from_secs(3 * 60);
 /// A leak must be seen this many passes in a row before it is released
-/// (a create may be between allocating and storing its Service).
-const LEAK_PASSES: u32 = 2;
+/// (a create may be between allocating and storing its Service); upstream
+/// waits for three.
+const LEAK_PASSES: u32 = 3;
 
 pub async fn run(registries: Registries, stop: CancellationToken) {
     let mut suspects: HashMap<String, u32> = HashMap::new();

@@ -152,3 +152,35 @@ pub async fn run_controller<F, Fut>(
     queue.shut_down();
     let _ = running.await;
 }
+
+/// Wakes a level-triggered loop whenever any of some informers changes:
+/// for controllers whose whole state is recomputed from a few small
+/// resources (APIServices, one ConfigMap), where a queue of keys buys
+/// nothing. Changes while the loop works are not lost: they leave a
+/// wake-up behind.
+pub struct Wakeup {
+    notify: Arc<tokio::sync::Notify>,
+    _handlers: Vec<Registration>,
+}
+
+impl Wakeup {
+    pub fn on(informers: &[&Arc<Informer>]) -> Wakeup {
+        let notify = Arc::new(tokio::sync::Notify::new());
+        let handlers = informers
+            .iter()
+            .map(|i| {
+                let n = notify.clone();
+                i.add_handler(Arc::new(move |_| n.notify_one()))
+            })
+            .collect();
+        Wakeup {
+            notify,
+            _handlers: handlers,
+        }
+    }
+
+    /// Waits for the next change (at once if one came since the last wait).
+    pub async fn changed(&self) {
+        self.notify.notified().await
+    }
+}

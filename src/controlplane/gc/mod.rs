@@ -256,6 +256,11 @@ async fn attempt_to_delete(s: &Shared, uid: &str) -> Result<(), String> {
             return Ok(());
         };
         let Some((owner_res, owner_ns)) = tables.resolve(&r, &ns) else {
+            if tables.serves_kind(&r) {
+                // Named by a cluster-scoped object but namespaced: invalid,
+                // and its dependents are left alone.
+                return Ok(());
+            }
             return Err(format!(
                 "owner kind {} of apiVersion {} is not served",
                 crate::api::go_quote(&r.kind),
