@@ -638,14 +638,7 @@ pub async fn run(index: SharedIndex, informers: Informers, stop: CancellationTok
             }
         }
     }
-    let changed = Arc::new(tokio::sync::Notify::new());
-    let _handlers: Vec<_> = followed
-        .iter()
-        .map(|i| {
-            let c = changed.clone();
-            i.add_handler(Arc::new(move |_| c.notify_one()))
-        })
-        .collect();
+    let changed = crate::informers::Wakeup::on(&followed.iter().collect::<Vec<_>>());
     for i in &followed {
         if !i.wait_synced(&stop).await {
             return;
@@ -681,7 +674,7 @@ pub async fn run(index: SharedIndex, informers: Informers, stop: CancellationTok
             }
         }
         tokio::select! {
-            _ = changed.notified() => {}
+            _ = changed.changed() => {}
             _ = tokio::time::sleep(RETRY), if failed => {}
             _ = stop.cancelled() => return,
         }
