@@ -927,3 +927,30 @@ fn typos_get_suggestions_and_closed_pipes_end_quietly() {
     assert!(!err.contains("panicked"), "{err}");
     let _ = status;
 }
+
+/// A graceful stop (SIGTERM) closes the embedded store: `etcd dump` reads
+/// it as it is, with no recovered copy, and finds the acknowledged write.
+#[test]
+fn a_graceful_stop_closes_the_store_cleanly() {
+    let mut k = Kapi::start(&[]);
+    let (ok, _, err) = run(k
+        .kubectl()
+        .args(["create", "configmap", "kept", "--from-literal=a=b"]));
+    assert!(ok, "{err}");
+    assert!(k.terminate().success());
+    let out = Command::new(common::kapi_bin())
+        .args(["etcd", "dump", "--data-dir"])
+        .arg(&k.data_dir)
+        .output()
+        .expect("run kapi etcd dump");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    assert!(!stderr.contains("not closed cleanly"), "{stderr}");
+    assert!(
+        stdout.contains("/registry/configmaps/default/kept"),
+        "{stdout}"
+    );
+}

@@ -115,26 +115,47 @@ struct Pending {
 
 /// The database: open for writing when serving, or only for reading
 /// (`kapi etcd dump`), with no writer behind it.
-enum Db {
+enum DbKind {
     Writable(Database),
     ReadOnly(ReadOnlyDatabase),
 }
 
+/// The open database, until [`Db::close`]: redb records a clean shutdown
+/// when the database is dropped, and the server's parts that share this
+/// store may outlive the shutdown (they hold one another), so closing is
+/// explicit rather than left to the last reference.
+struct Db(parking_lot::RwLock<Option<DbKind>>);
+
 impl Db {
-    fn begin_read(&self) -> Result<redb::ReadTransaction, redb::TransactionError> {
-        match self {
-            Db::Writable(db) => db.begin_read(),
-            Db::ReadOnly(db) => db.begin_read(),
+    fn new(kind: DbKind) -> Db {
+        Db(parking_lot::RwLock::new(Some(kind)))
+    }
+
+    fn closed() -> BackendError {
+        BackendError::Unavailable("the store is closed".into())
+    }
+
+    fn begin_read(&self) -> Result<redb::ReadTransaction, BackendError> {
+        match &*self.0.read() {
+            Some(DbKind::Writable(db)) => db.begin_read().map_err(internal),
+            Some(DbKind::ReadOnly(db)) => db.begin_read().map_err(internal),
+            None => Err(Self::closed()),
         }
     }
 
     fn begin_write(&self) -> Result<redb::WriteTransaction, BackendError> {
-        match self {
-            Db::Writable(db) => db.begin_write().map_err(internal),
-            Db::ReadOnly(_) => Err(BackendError::Unavailable(
+        match &*self.0.read() {
+            Some(DbKind::Writable(db)) => db.begin_write().map_err(internal),
+            Some(DbKind::ReadOnly(_)) => Err(BackendError::Unavailable(
                 "the store is open read-only".into(),
             )),
+            None => Err(Self::closed()),
         }
+    }
+
+    /// Drops the database, which marks its file cleanly closed.
+    fn close(&self) {
+        self.0.write().take();
     }
 }
 
@@ -240,7 +261,7 @@ impl Embedded {
         };
         let (events, _) = broadcast::channel(4096);
         let shared = Arc::new(Shared {
-            db: Db::Writable(db),
+            db: Db::new(DbKind::Writable(db)),
             durable,
             path,
             current: AtomicI64::new(current),
@@ -282,7 +303,7 @@ impl Embedded {
                 ))
                 .into(),
             })?;
-        Ok(Self::reader(Db::ReadOnly(db), path)?)
+        Ok(Self::reader(Db::new(DbKind::ReadOnly(db)), path)?)
     }
 
     /// Opens a consistent copy of the store in `dir` while another process
@@ -320,7 +341,7 @@ impl Embedded {
                 )));
             }
             match Database::builder().set_cache_size(16 << 20).create(&copy) {
-                Ok(db) => return Self::reader(Db::Writable(db), source),
+                Ok(db) => return Self::reader(Db::new(DbKind::Writable(db)), source),
                 Err(e) => {
                     tracing::debug!(attempt, error = %e, "the copy of the store was torn; copying again");
                     last = e.to_string();
@@ -660,7 +681,7 @@ impl Backend for Embedded {
     async fn get(&self, key: &str) -> Result<(Option<KeyValue>, i64), BackendError> {
         let key = key.to_string();
         self.read(move |s| {
-            let txn = s.db.begin_read().map_err(internal)?;
+            let txn = s.db.begin_read()?;
             let current = txn
                 .open_table(META)
                 .map_err(internal)?
@@ -676,7 +697,7 @@ impl Backend for Embedded {
 
     async fn range(&self, req: RangeRequest) -> Result<RangeResponse, BackendError> {
         self.read(move |s| {
-            let txn = s.db.begin_read().map_err(internal)?;
+            let txn = s.db.begin_read()?;
             let current = txn
                 .open_table(META)
                 .map_err(internal)?
@@ -896,12 +917,13 @@ impl Backend for Embedded {
         if let Some(handle) = handle {
             let _ = tokio::task::spawn_blocking(move || handle.join()).await;
         }
+        self.shared.db.close();
     }
 }
 
 /// Events from `from` on, at most one chunk; returns them and the last revision covered.
 fn replay(s: &Shared, prefix: &str, from: i64) -> Result<(Vec<Event>, i64), BackendError> {
-    let txn = s.db.begin_read().map_err(internal)?;
+    let txn = s.db.begin_read()?;
     let current = txn
         .open_table(META)
         .map_err(internal)?
