@@ -119,6 +119,9 @@ pub fn run(args: Args) -> ExitCode {
                 group: args.group.clone(),
                 resource: args.resource.clone(),
             };
+            if let Some(e) = filter.unknown(&catalog) {
+                return fail(1, &e);
+            }
             let shown = filter.apply(&catalog, table);
             if shown.is_empty() && matches!(args.output, Output::Table | Output::Wide) {
                 eprintln!("No routes found.");

@@ -297,6 +297,38 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// What the filter names that the catalog does not serve, in kubectl's
+    /// words (`kubectl get nosuch`): a typo is an error, not an empty table.
+    pub fn unknown(&self, catalog: &Catalog) -> Option<String> {
+        let all = catalog.all();
+        if let Some(g) = self.group.as_deref() {
+            let core = g == "core" || g.is_empty();
+            if !all
+                .iter()
+                .any(|r| r.group == g || core && r.group.is_empty())
+            {
+                return Some(format!(
+                    "the server doesn't have an API group {}",
+                    crate::api::go_quote(g)
+                ));
+            }
+        }
+        if let Some(text) = self.resource.as_deref() {
+            let q = ResourceQuery::parse(text, catalog);
+            let served = all.iter().any(|r| {
+                q.plurals.contains(&r.plural) && q.group.as_deref().is_none_or(|g| r.group == g)
+            });
+            if !served {
+                let name = text.split('/').next().unwrap_or(text);
+                return Some(format!(
+                    "the server doesn't have a resource type {}",
+                    crate::api::go_quote(name)
+                ));
+            }
+        }
+        None
+    }
+
     pub fn apply(&self, catalog: &Catalog, routes: Vec<Route>) -> Vec<Route> {
         let resource = self
             .resource

@@ -954,3 +954,49 @@ fn a_graceful_stop_closes_the_store_cleanly() {
         "{stdout}"
     );
 }
+
+/// `kapi routes` with a resource or group nobody serves is an error in
+/// kubectl's words (exit 1), not an empty table; known names still show.
+#[test]
+fn routes_of_an_unknown_resource_or_group_is_an_error() {
+    for (flag, value, message) in [
+        (
+            "--resource",
+            "nosuch",
+            "kapi: the server doesn't have a resource type \"nosuch\"",
+        ),
+        (
+            "--resource",
+            "deploy.nosuch.io",
+            "kapi: the server doesn't have a resource type \"deploy.nosuch.io\"",
+        ),
+        (
+            "--group",
+            "nosuch.io",
+            "kapi: the server doesn't have an API group \"nosuch.io\"",
+        ),
+    ] {
+        let out = Command::new(common::kapi_bin())
+            .args(["routes", flag, value])
+            .output()
+            .expect("run kapi routes");
+        assert_eq!(out.status.code(), Some(1), "{flag} {value}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr).trim(), message);
+        assert!(out.stdout.is_empty());
+    }
+    for (flag, value) in [
+        ("--resource", "deploy"),
+        ("--resource", "pods/log"),
+        ("--group", "core"),
+    ] {
+        let out = Command::new(common::kapi_bin())
+            .args(["routes", flag, value])
+            .output()
+            .expect("run kapi routes");
+        assert!(out.status.success(), "{flag} {value}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).lines().count() > 1,
+            "{flag} {value}"
+        );
+    }
+}
