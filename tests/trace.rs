@@ -282,3 +282,37 @@ fn requests_without_the_header_carry_no_trace() {
     assert_eq!(resp.status(), 200);
     assert!(resp.headers().get("kapi-trace").is_none());
 }
+
+/// `kapi trace-request ... | head -1`: a reader that stops early ends the
+/// output quietly, as for other command-line tools (SIGPIPE), never with a
+/// panic.
+#[test]
+fn a_closed_pipe_is_not_a_panic() {
+    let k = Kapi::start(&[]);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("cm.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: piped\ndata:\n  a: b\n",
+    )
+    .expect("write");
+    for output in ["text", "json"] {
+        let mut child = Command::new(common::kapi_bin())
+            .args(["trace-request", "-o", output, "--kubeconfig"])
+            .arg(&k.kubeconfig)
+            .arg("-f")
+            .arg(&file)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        // The reader goes away before anything is written.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        use std::os::unix::process::ExitStatusExt;
+        let quiet = out.status.code() == Some(0) || out.status.signal() == Some(libc::SIGPIPE);
+        assert!(quiet, "-o {output}: {:?} {err}", out.status);
+    }
+}
