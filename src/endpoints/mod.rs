@@ -1706,7 +1706,10 @@ impl ResourceHandler {
                     "",
                     "pods/binding",
                     &pod,
-                    &format!("pod {pod} is already assigned to node {existing:?}"),
+                    &format!(
+                        "pod {pod} is already assigned to node {}",
+                        crate::api::go_quote(existing)
+                    ),
                 ));
             }
             // The binding subresource takes the node and the annotations

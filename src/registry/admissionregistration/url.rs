@@ -4,6 +4,7 @@
 
 use serde_json::json;
 
+use crate::api::go_quote;
 use crate::registry::validation::FieldError;
 
 #[derive(Debug, Default, PartialEq)]
@@ -69,9 +70,9 @@ pub fn validate_webhook_url(path: &str, raw: &str, errs: &mut Vec<FieldError>) {
 /// Go's `url.Parse`; the error is `*url.Error`'s text.
 fn parse(raw: &str) -> Result<GoUrl, String> {
     let (u, frag) = raw.split_once('#').unwrap_or((raw, ""));
-    let mut url = parse_no_fragment(u).map_err(|e| format!("parse {u:?}: {e}"))?;
+    let mut url = parse_no_fragment(u).map_err(|e| format!("parse {}: {e}", go_quote(u)))?;
     if !frag.is_empty() {
-        url.fragment = unescape(frag).map_err(|e| format!("parse {raw:?}: {e}"))?;
+        url.fragment = unescape(frag).map_err(|e| format!("parse {}: {e}", go_quote(raw)))?;
     }
     Ok(url)
 }
@@ -167,15 +168,15 @@ fn parse_host(host: &str) -> Result<String, String> {
             .strip_prefix(':')
             .is_some_and(|p| p.bytes().all(|b| b.is_ascii_digit()));
     if !port_ok {
-        return Err(format!("invalid port {port_part:?} after host"));
+        return Err(format!("invalid port {} after host", go_quote(port_part)));
     }
     for c in host.chars() {
         let ok =
             !c.is_ascii() || c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:[]<>\"%".contains(c);
         if !ok {
             return Err(format!(
-                "invalid character {:?} in host name",
-                c.to_string()
+                "invalid character {} in host name",
+                go_quote(&c.to_string())
             ));
         }
     }
