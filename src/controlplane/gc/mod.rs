@@ -130,10 +130,9 @@ async fn build_graph(
     informers: Informers,
     mut monitors: Monitors,
     mut rx: mpsc::UnboundedReceiver<Msg>,
+    mut catalog: tokio::sync::watch::Receiver<u64>,
     stop: CancellationToken,
 ) {
-    let mut catalog = informers.registries().catalog.subscribe();
-    catalog.mark_unchanged();
     loop {
         tokio::select! {
             msg = rx.recv() => {
@@ -178,6 +177,10 @@ async fn build_graph(
 
 pub async fn run(informers: Informers, stop: CancellationToken) {
     let (tx, rx) = mpsc::unbounded_channel();
+    // Subscribed before the first tables are built: a resource that comes
+    // meanwhile is a change the builder sees.
+    let mut catalog = informers.registries().catalog.subscribe();
+    catalog.mark_unchanged();
     let tables = Arc::new(Tables::build(&informers.registries().catalog.all()));
     let shared = Arc::new(Shared {
         registries: informers.registries().clone(),
@@ -194,6 +197,7 @@ pub async fn run(informers: Informers, stop: CancellationToken) {
         informers.clone(),
         monitors,
         rx,
+        catalog,
         stop.clone(),
     ));
     // upstream waits for its monitors to sync before its workers start:
