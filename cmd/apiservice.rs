@@ -138,6 +138,10 @@ struct RegisterArgs {
 
 #[derive(Debug, clap::Args)]
 struct ListArgs {
+    /// Print the APIServices in this format instead of a table.
+    #[arg(short = 'o', long, value_enum)]
+    output: Option<Output>,
+
     #[command(flatten)]
     conn: Conn,
 }
@@ -464,6 +468,23 @@ async fn list(a: ListArgs) -> Result<ExitCode, String> {
     if status != 200 {
         return Err(format!("listing APIServices: {}", message(&body, status)));
     }
+    if let Some(output) = a.output {
+        // As `kubectl get -o`: items carry their kind, several make a List.
+        let items: Vec<Value> = body["items"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+            .iter()
+            .map(|i| {
+                let mut i = i.clone();
+                i["apiVersion"] = json!("apiregistration.k8s.io/v1");
+                i["kind"] = json!("APIService");
+                i
+            })
+            .collect();
+        print_objects(&items.iter().collect::<Vec<_>>(), output)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let mut rows = vec![[
         "NAME".to_string(),
         "SERVICE".to_string(),
@@ -509,7 +530,10 @@ async fn unregister(a: UnregisterArgs) -> Result<ExitCode, String> {
     let path = format!("/apis/apiregistration.k8s.io/v1/apiservices/{}", a.name);
     let (status, obj) = call(&remote, reqwest::Method::GET, &path, None).await?;
     if status == 404 {
-        return Err(format!("apiservice {:?} not found", a.name));
+        return Err(format!(
+            "apiservice {} not found",
+            kapi::api::go_quote(&a.name)
+        ));
     }
     if status != 200 {
         return Err(format!(

@@ -33,7 +33,7 @@ afterwards.
 
 Examples:
   kapi etcd dump                                   # the store in ./.kapi
-  kapi etcd dump --data-dir /tmp/kapi --resource configmaps -n default
+  kapi etcd dump --data-dir .kapi --resource configmaps -n default
   kapi etcd dump --keys-only --prefix /registry/apiextensions.k8s.io/
   kapi etcd dump --etcd-servers http://127.0.0.1:2379 -o table
   kapi etcd dump --resource widgets --group example.com -o json

@@ -19,7 +19,7 @@ use clap::{Parser, Subcommand};
     name = "kapi",
     version = kapi::version::KUBERNETES_GIT_VERSION,
     about = "The Kubernetes API server, as one fast binary for developers",
-    after_help = "Examples:\n  kapi serve                      # HTTPS on 127.0.0.1:6443, store in ./.kapi\n  kapi serve --secure-port 0      # pick a free port\n  kapi routes --match GET /api/v1/namespaces/default/pods\n  kapi etcd dump --resource configmaps -n default\n  kapi completions bash > /etc/bash_completion.d/kapi"
+    after_help = "Examples:\n  kapi serve                      # HTTPS on 127.0.0.1:6443, store in ./.kapi\n  kapi serve --secure-port 0      # pick a free port\n  kapi routes --match GET /api/v1/namespaces/default/pods\n  kapi etcd dump --resource configmaps -n default\n  kapi completions bash > ~/.local/share/bash-completion/completions/kapi"
 )]
 pub struct Cli {
     /// Log verbosity, as kube-apiserver's -v: 0 info, 2 debug, 4 trace.
@@ -52,7 +52,7 @@ enum Command {
     /// authorization, decode, defaulting, admission, validation, storage.
     #[command(
         name = "trace-request",
-        after_help = "Examples:\n  kapi trace-request -f pod.yaml                 # dry run: nothing is stored\n  kapi trace-request -f deploy.yaml --verb apply --commit\n  kapi trace-request -f pod.yaml -o json\n  kapi trace-request PATCH /apis/apps/v1/namespaces/default/deployments/web -p '{\"spec\":{\"replicas\":3}}' --type merge\n  kapi trace-request GET /api/v1/namespaces/default/pods"
+        after_help = "Examples:\n  kapi trace-request -f pod.yaml                 # dry run: nothing is stored\n  kapi trace-request -f deploy.yaml --verb apply --commit\n  kapi trace-request -f pod.yaml -o json\n  kapi trace-request PATCH /apis/apps/v1/namespaces/default/deployments/web \\\n      -p '{\"spec\":{\"replicas\":3}}' --type merge\n  kapi trace-request GET /api/v1/namespaces/default/pods"
     )]
     TraceRequest(trace::Args),
     /// Manifests to start from: `kapi scaffold crd`.
@@ -67,12 +67,12 @@ enum Command {
     Etcd(etcd::Args),
     /// Register aggregated API servers with a running kapi: `register`, `list`, `unregister`.
     #[command(
-        after_help = "Examples:\n  kapi apiservice register v1alpha1.wardle.example.com --url https://127.0.0.1:8443 --insecure-skip-tls-verify\n  kapi apiservice list\n  kapi apiservice unregister v1alpha1.wardle.example.com"
+        after_help = "Examples:\n  kapi apiservice register --group wardle.example.com --version v1alpha1 \\\n      --url https://127.0.0.1:8443 --ca-file .kapi-sample/wardle-ca.crt\n  kapi apiservice list\n  kapi apiservice unregister v1alpha1.wardle.example.com"
     )]
     Apiservice(apiservice::Args),
     /// Run a sample aggregated API server (wardle.example.com: Flunders and Fischers).
     #[command(
-        after_help = "Examples:\n  kapi sample-apiserver --requestheader-client-ca-file .kapi/pki/front-proxy-ca.crt\n  kapi sample-apiserver --secure-port 0 --cert-dir /tmp/wardle --requestheader-client-ca-file .kapi/pki/front-proxy-ca.crt\n  # then: kapi apiservice register --group wardle.example.com --version v1alpha1 \\\n  #   --url https://127.0.0.1:8443 --ca-file .kapi-sample/wardle-ca.crt"
+        after_help = "Examples:\n  kapi sample-apiserver --requestheader-client-ca-file .kapi/pki/front-proxy-ca.crt\n  kapi sample-apiserver --secure-port 0 --cert-dir /tmp/wardle \\\n      --requestheader-client-ca-file .kapi/pki/front-proxy-ca.crt\n  # then: kapi apiservice register --group wardle.example.com --version v1alpha1 \\\n  #   --url https://127.0.0.1:8443 --ca-file .kapi-sample/wardle-ca.crt"
     )]
     SampleApiserver(sample_apiserver::Args),
     /// Print shell completions for bash, zsh, fish, powershell or elvish.

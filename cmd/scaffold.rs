@@ -20,9 +20,12 @@ enum What {
     Crd(CrdArgs),
 }
 
+/// `spec.scope`, spelled as in the manifest; the lowercase forms work too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Scope {
+    #[value(name = "Namespaced", alias = "namespaced")]
     Namespaced,
+    #[value(name = "Cluster", alias = "cluster")]
     Cluster,
 }
 
@@ -40,6 +43,7 @@ struct CrdArgs {
     /// The version to serve and store.
     #[arg(long, default_value = "v1")]
     version: String,
+    /// Namespaced or Cluster, as the CRD's `spec.scope`.
     #[arg(long, value_enum, default_value_t = Scope::Namespaced)]
     scope: Scope,
 }

@@ -254,12 +254,20 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__apiservice__subcmd__list)
-            opts="-v -h --kubeconfig --v --help"
+            opts="-o -v -h --output --kubeconfig --v --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --output)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -W "yaml json" -- "${cur}"))
+                    return 0
+                    ;;
                 --kubeconfig)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -907,7 +915,7 @@ _kapi() {
                     return 0
                     ;;
                 --scope)
-                    COMPREPLY=($(compgen -W "namespaced cluster" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "Namespaced Cluster" -- "${cur}"))
                     return 0
                     ;;
                 --v)

@@ -116,8 +116,8 @@ complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subc
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l kind -d 'The kind, in CamelCase (Widget)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l plural -d 'The plural resource name (default: the lowercased kind, pluralised)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l version -d 'The version to serve and store' -r
-complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l scope -r -f -a "namespaced\t''
-cluster\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l scope -d 'Namespaced or Cluster, as the CRD\'s `spec.scope`' -r -f -a "Namespaced\t''
+Cluster\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from help" -f -a "crd" -d 'A CustomResourceDefinition with a schema, status subresource, printer columns and a CEL validation rule'
@@ -168,6 +168,8 @@ complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_su
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l insecure-skip-tls-verify -d 'Do not verify the server\'s certificate (strongly discouraged)'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l dry-run -d 'Print the objects instead of creating them'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -s h -l help -d 'Print help'
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -s o -l output -d 'Print the APIServices in this format instead of a table' -r -f -a "yaml\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -l kubeconfig -d 'The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'

@@ -141,7 +141,7 @@ _arguments "${_arguments_options[@]}" : \
 '--kind=[The kind, in CamelCase (Widget)]:KIND:_default' \
 '--plural=[The plural resource name (default\: the lowercased kind, pluralised)]:PLURAL:_default' \
 '--version=[The version to serve and store]:VERSION:_default' \
-'--scope=[]:SCOPE:(namespaced cluster)' \
+'--scope=[Namespaced or Cluster, as the CRD'\''s \`spec.scope\`]:SCOPE:(Namespaced Cluster)' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '-h[Print help]' \
@@ -288,6 +288,8 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (list)
 _arguments "${_arguments_options[@]}" : \
+'-o+[Print the APIServices in this format instead of a table]:OUTPUT:(yaml json)' \
+'--output=[Print the APIServices in this format instead of a table]:OUTPUT:(yaml json)' \
 '--kubeconfig=[The kubeconfig of the kapi to talk to (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
