@@ -119,8 +119,20 @@ fn read_manifest(path: &PathBuf) -> Result<Value, String> {
     } else {
         std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?
     };
-    serde_saphyr::from_str::<Value>(&text)
-        .map_err(|e| format!("{}: not a YAML or JSON manifest: {e}", path.display()))
+    // One line per error, as kubectl reports YAML errors (no snippet).
+    let mut opts = serde_saphyr::Options::default();
+    opts.with_snippet = false;
+    let mut docs: Vec<Value> = serde_saphyr::from_multiple_with_options(&text, opts)
+        .map_err(|e| format!("{}: not a YAML or JSON manifest: {e}", path.display()))?;
+    docs.retain(|d| !d.is_null());
+    match docs.len() {
+        1 => Ok(docs.remove(0)),
+        0 => Err(format!("{}: holds no object", path.display())),
+        n => Err(format!(
+            "{}: holds {n} objects; trace-request follows one request, so give it a file with one",
+            path.display()
+        )),
+    }
 }
 
 fn trace(args: &Args) -> Result<ExitCode, String> {

@@ -109,9 +109,16 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     obs.step("certificates");
     let names = ServingNames::standard(cfg.advertise_address, cfg.first_service_ip());
     let cert_dir = cfg.cert_dir.clone();
+    // The flag that chose the directory is named with the error.
+    let flag = if cfg.cert_dir == cfg.data_dir.join("pki") {
+        format!("--data-dir {}", cfg.data_dir.display())
+    } else {
+        format!("--cert-dir {}", cfg.cert_dir.display())
+    };
     let pki = tokio::task::spawn_blocking(move || Pki::ensure(&cert_dir, &names))
         .await
-        .context("certificate task")??;
+        .context("certificate task")?
+        .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
     let detail = if pki.generated.is_empty() {
         format!("reused from {}", cfg.cert_dir.display())
     } else {

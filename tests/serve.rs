@@ -432,3 +432,39 @@ fn a_silent_etcd_endpoint_neither_hangs_the_start_nor_ignores_signals() {
         "colour codes in a log that is not a terminal: {err}"
     );
 }
+
+/// A data or certificate directory kapi cannot make is one line naming
+/// the flag, with the system's reason once.
+#[test]
+fn an_unusable_directory_names_its_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").expect("write");
+    for (flag, extra) in [
+        ("--data-dir", vec![]),
+        (
+            "--cert-dir",
+            vec![
+                "--data-dir".to_string(),
+                dir.path().join("data").display().to_string(),
+            ],
+        ),
+    ] {
+        let target = file.join("x");
+        let out = Command::new(common::kapi_bin())
+            .args(["serve", "--secure-port", "0"])
+            .args(&extra)
+            .arg(flag)
+            .arg(&target)
+            .output()
+            .expect("run kapi");
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        let last = err.trim().lines().last().unwrap_or("");
+        assert!(
+            last.starts_with(&format!("kapi: {flag} {}: ", target.display())),
+            "{err}"
+        );
+        assert_eq!(last.matches("Not a directory").count(), 1, "{err}");
+    }
+}

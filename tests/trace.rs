@@ -316,3 +316,26 @@ fn a_closed_pipe_is_not_a_panic() {
         assert!(quiet, "-o {output}: {:?} {err}", out.status);
     }
 }
+
+/// A file of several objects, or of bad YAML, is one sentence naming the
+/// file and the place, not a parser's diagram or its API advice.
+#[test]
+fn manifest_errors_are_one_line() {
+    let k = Kapi::start(&[]);
+    for (manifest, want) in [
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n",
+            "holds 2 objects; trace-request follows one request, so give it a file with one",
+        ),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n   bad: [\n",
+            "not a YAML or JSON manifest: mapping values are not allowed in this context at line 5, column 7",
+        ),
+    ] {
+        let (ok, _, err) = trace(&k, manifest, &[]);
+        assert!(!ok);
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.trim().ends_with(want), "{err}");
+        assert!(!err.contains("from_str_multiple"), "{err}");
+    }
+}

@@ -23,26 +23,28 @@ const LEAF_VALIDITY_DAYS: i64 = 365;
 /// A leaf this close to expiry is renewed at start.
 const RENEW_BEFORE_DAYS: i64 = 7;
 
+/// The cause is part of each message (and so not a `source`, which
+/// error chains would print a second time).
 #[derive(Debug, thiserror::Error)]
 pub enum PkiError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
-    #[error("generating {what}: {source}")]
+    #[error("generating {what}: {error}")]
     Generate {
         what: &'static str,
-        source: rcgen::Error,
+        error: rcgen::Error,
     },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> PkiError + '_ {
-    move |source| PkiError::Io {
+    move |error| PkiError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     }
 }
 
@@ -303,11 +305,10 @@ impl Store<'_> {
                 }
             }
         }
-        let key =
-            KeyPair::generate().map_err(|source| PkiError::Generate { what: name, source })?;
+        let key = KeyPair::generate().map_err(|error| PkiError::Generate { what: name, error })?;
         let cert = ca_params(cn)
             .self_signed(&key)
-            .map_err(|source| PkiError::Generate { what: name, source })?;
+            .map_err(|error| PkiError::Generate { what: name, error })?;
         Ok((
             self.save(name, cert.pem(), key.serialize_pem())?,
             Outcome::Generated,
@@ -339,7 +340,7 @@ impl Store<'_> {
                 }
             }
         }
-        let gen = |source| PkiError::Generate { what: name, source };
+        let gen = |error| PkiError::Generate { what: name, error };
         let ca_key = KeyPair::from_pem(&ca.key_pem).map_err(gen)?;
         let issuer = Issuer::from_ca_cert_pem(&ca.cert_pem, ca_key).map_err(gen)?;
         let key = KeyPair::generate().map_err(gen)?;
@@ -356,9 +357,9 @@ pub fn client_certificate(
     cn: &str,
     orgs: &[&str],
 ) -> Result<(String, String), PkiError> {
-    let gen = |source| PkiError::Generate {
+    let gen = |error| PkiError::Generate {
         what: "client certificate",
-        source,
+        error,
     };
     let ca_key = KeyPair::from_pem(ca_key_pem).map_err(gen)?;
     let issuer = Issuer::from_ca_cert_pem(ca_cert_pem, ca_key).map_err(gen)?;
@@ -455,7 +456,7 @@ fn service_account_key(store: &mut Store<'_>) -> Result<(String, String), PkiErr
             }
         }
     }
-    let key = KeyPair::generate().map_err(|source| PkiError::Generate { what: "sa", source })?;
+    let key = KeyPair::generate().map_err(|error| PkiError::Generate { what: "sa", error })?;
     let (private, public) = (key.serialize_pem(), key.public_key_pem());
     write_file(&key_path, &private, true)?;
     write_file(&pub_path, &public, false)?;
