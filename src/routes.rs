@@ -820,7 +820,8 @@ impl Remote {
             b = b.danger_accept_invalid_certs(true);
         }
         let mut token = None;
-        if let Some(u) = user.map(|u| &u.value) {
+        if let Some(named) = user {
+            let u = &named.value;
             let cert = read_data(
                 &u.client_certificate_data,
                 &u.client_certificate,
@@ -830,12 +831,29 @@ impl Remote {
             .map_err(|e| fail(e.0))?;
             let key = read_data(&u.client_key_data, &u.client_key, base, "client-key")
                 .map_err(|e| fail(e.0))?;
-            if let (Some(mut cert), Some(key)) = (cert, key) {
-                cert.push(b'\n');
-                cert.extend(key);
-                let id = reqwest::Identity::from_pem(&cert)
-                    .map_err(|e| fail(format!("client certificate: {e}")))?;
-                b = b.identity(id);
+            // Half a client certificate is an error, as client-go makes it,
+            // never a silent fall back to anonymous.
+            match (cert, key) {
+                (Some(mut cert), Some(key)) => {
+                    cert.push(b'\n');
+                    cert.extend(key);
+                    let id = reqwest::Identity::from_pem(&cert)
+                        .map_err(|e| fail(format!("client certificate: {e}")))?;
+                    b = b.identity(id);
+                }
+                (Some(_), None) => {
+                    return Err(fail(format!(
+                        "client-key-data or client-key must be specified for {} to use the clientCert authentication method",
+                        named.name
+                    )))
+                }
+                (None, Some(_)) => {
+                    return Err(fail(format!(
+                        "client-cert-data or client-cert must be specified for {} to use the clientCert authentication method",
+                        named.name
+                    )))
+                }
+                (None, None) => {}
             }
             token = match (&u.token, &u.token_file) {
                 (Some(t), _) => Some(t.clone()),

@@ -1000,3 +1000,33 @@ fn routes_of_an_unknown_resource_or_group_is_an_error() {
         );
     }
 }
+
+/// A kubeconfig user with a client certificate but no key is an error in
+/// client-go's words, not a silent anonymous request.
+#[test]
+fn half_a_client_certificate_is_an_error() {
+    let k = Kapi::start(&[]);
+    let text = std::fs::read_to_string(&k.kubeconfig).expect("kubeconfig");
+    let no_key: String = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("client-key-data:"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_ne!(no_key, text, "the admin kubeconfig carries client-key-data");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("no-key.kubeconfig");
+    std::fs::write(&path, no_key).expect("write");
+    let out = Command::new(common::kapi_bin())
+        .args(["routes", "--kubeconfig"])
+        .arg(&path)
+        .output()
+        .expect("run kapi routes");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("client-key-data or client-key must be specified for")
+            && err.contains("to use the clientCert authentication method"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
