@@ -246,6 +246,44 @@ fn qualified(m: &Manifest) -> String {
 }
 
 /// Creates an object, or brings an existing one to what it should be.
+/// An APIService pointed somewhere else keeps the Available condition of
+/// its old backend until the availability controller checks the new one:
+/// it is set to Unknown so that waiting for Available means the new
+/// backend answered.
+async fn forget_availability(remote: &Remote, m: &Manifest, mut obj: Value) -> Result<(), String> {
+    let unknown = json!({"type": "Available", "status": "Unknown", "reason": "Reregistered",
+        "message": "the backend changed; waiting for its availability check",
+        "lastTransitionTime": kapi::registry::meta::now_rfc3339()});
+    let mut conditions: Vec<Value> = obj["status"]["conditions"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter(|c| c["type"] != "Available")
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    conditions.push(unknown);
+    obj["status"]["conditions"] = json!(conditions);
+    let (status, body) = call(
+        remote,
+        reqwest::Method::PUT,
+        &format!("{}/status", m.path()),
+        Some(("application/json", &obj)),
+    )
+    .await?;
+    match status {
+        200 => Ok(()),
+        // The controller wrote first: its condition is about the new backend.
+        409 => Ok(()),
+        _ => Err(format!(
+            "updating {} status: {}",
+            qualified(m),
+            message(&body, status)
+        )),
+    }
+}
+
 async fn apply(remote: &Remote, m: &Manifest) -> Result<&'static str, String> {
     let (status, body) = call(
         remote,
@@ -274,6 +312,7 @@ async fn apply(remote: &Remote, m: &Manifest) -> Result<&'static str, String> {
                 message(&current, status)
             ));
         }
+        let repointed = current["spec"] != m.object["spec"];
         current["spec"] = m.object["spec"].clone();
         current["metadata"]["labels"] = m.object["metadata"]["labels"].clone();
         current["metadata"]["annotations"] = m.object["metadata"]["annotations"].clone();
@@ -290,6 +329,9 @@ async fn apply(remote: &Remote, m: &Manifest) -> Result<&'static str, String> {
                 qualified(m),
                 message(&body, status)
             ));
+        }
+        if repointed {
+            forget_availability(remote, m, body).await?;
         }
     } else {
         let (status, body) = call(
@@ -542,6 +584,14 @@ async fn unregister(a: UnregisterArgs) -> Result<ExitCode, String> {
             message(&obj, status)
         ));
     }
+    if obj["spec"]["service"].is_null() {
+        // A local APIService: kapi serves that group itself (built in, or
+        // a CRD's), and deleting it would only hide the group.
+        return Err(format!(
+            "apiservice {} is served by kapi itself (a built-in group or a CRD's), not by an aggregated server: there is nothing to unregister",
+            kapi::api::go_quote(&a.name)
+        ));
+    }
     let (status, body) = call(&remote, reqwest::Method::DELETE, &path, None).await?;
     if status != 200 && status != 404 {
         return Err(format!(
@@ -550,7 +600,10 @@ async fn unregister(a: UnregisterArgs) -> Result<ExitCode, String> {
             message(&body, status)
         ));
     }
-    println!("apiservice.apiregistration.k8s.io {:?} deleted", a.name);
+    println!(
+        "apiservice.apiregistration.k8s.io {} deleted",
+        kapi::api::go_quote(&a.name)
+    );
     for (ns, resource, name) in register::created_objects(&obj) {
         let p = format!("/api/v1/namespaces/{ns}/{resource}/{name}");
         let (status, body) = call(&remote, reqwest::Method::DELETE, &p, None).await?;
@@ -561,7 +614,10 @@ async fn unregister(a: UnregisterArgs) -> Result<ExitCode, String> {
                 } else {
                     "endpoints"
                 };
-                println!("{kind} {name:?} deleted from {ns} namespace");
+                println!(
+                    "{kind} {} deleted from {ns} namespace",
+                    kapi::api::go_quote(&name)
+                );
             }
             404 => {}
             _ => {

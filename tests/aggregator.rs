@@ -330,6 +330,43 @@ fn an_aggregated_api_server_behind_kapi() {
             .any(|l| l.starts_with("v1.apps ") && l.contains("Local")),
         "{out}"
     );
+    // A built-in APIService is not an aggregated server's: nothing to unregister.
+    let (ok, out, err) = kapi_cli(&k, &["apiservice", "unregister", "v1.apps"]);
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("apiservice \"v1.apps\" is served by kapi itself"),
+        "{err}"
+    );
+    let (ok, _, err) = run(k.kubectl().args(["get", "apiservice", "v1.apps"]));
+    assert!(ok, "{err}");
+
+    // Re-pointed at a dead port: register reports what the new backend
+    // does, not the old backend's Available condition.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port();
+    let (ok, out, err) = kapi_cli(
+        &k,
+        &[
+            "apiservice",
+            "register",
+            "--group",
+            GROUP,
+            "--version",
+            "v1alpha1",
+            "--url",
+            &format!("https://127.0.0.1:{dead}"),
+            "--ca-file",
+            sample.ca.to_str().expect("utf-8 path"),
+            "--timeout",
+            "5s",
+        ],
+    );
+    assert!(!ok, "{out}");
+    assert!(!out.contains("Available: True"), "{out}");
+    assert!(err.contains("is not Available after 5s"), "{err}");
+
     let (ok, out, err) = kapi_cli(&k, &["apiservice", "unregister", NAME]);
     assert!(ok, "{out}\n{err}");
     assert!(out.contains("deleted"), "{out}");
