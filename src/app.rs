@@ -28,6 +28,7 @@ use crate::registry::Registries;
 use crate::server::filters::{self, ChainState};
 use crate::server::healthz::HealthCheck;
 use crate::server::hooks::PostStartHooks;
+use crate::server::instance_lock::{InstanceLock, LockError};
 use crate::server::metrics::Metrics;
 use crate::server::serve::{self, TlsServing};
 use crate::server::{chain, GenericServer, RouteInfo};
@@ -63,6 +64,8 @@ pub struct Started {
     serving: JoinHandle<()>,
     /// The controller manager, awaited on shutdown so it can hand its lease back.
     manager: Arc<parking_lot::Mutex<Option<JoinHandle<()>>>>,
+    /// The data dir, ours until the store is closed.
+    lock: InstanceLock,
 }
 
 /// How long in-flight requests get to finish after a stop is asked for.
@@ -100,11 +103,18 @@ impl Started {
             let _ = tokio::time::timeout(Duration::from_secs(5), m).await;
         }
         self.backend.close().await;
+        drop(self.lock);
     }
 }
 
 pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Result<Started> {
     let t0 = Instant::now();
+    // Before anything is written to the data dir: a second server must not
+    // touch the first one's certificates or kubeconfig.
+    let lock = InstanceLock::acquire(&cfg.data_dir).map_err(|e| match e {
+        e @ LockError::Held { .. } => anyhow::anyhow!("--data-dir {e}"),
+        e => anyhow::anyhow!("--data-dir: {e}"),
+    })?;
 
     obs.step("certificates");
     let names = ServingNames::standard(cfg.advertise_address, cfg.first_service_ip());
@@ -424,6 +434,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let url = pki::server_url(host, addr.port());
     *server_address.write() = url.trim_start_matches("https://").to_string();
     let _ = bound_port.set(addr.port());
+    lock.serving(&url)?;
     if let Some(path) = &cfg.kubeconfig_out {
         pki::write_admin_kubeconfig(path, &pki, &url)?;
     }
@@ -461,6 +472,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         shutdown_delay: cfg.shutdown_delay,
         serving,
         manager: manager_task,
+        lock,
     })
 }
 

@@ -102,3 +102,58 @@ fn two_instances_share_one_etcd_without_collisions() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// Issue 23 point 5: one data dir, one server, whatever the backend. The
+/// second `kapi serve` on a held dir stops with the holder's pid and URL and
+/// leaves the first one's kubeconfig alone.
+#[test]
+fn a_second_server_on_one_data_dir_is_refused_whatever_the_backend() {
+    let cluster = common::etcd::EtcdCluster::start(1);
+    let endpoints = cluster.endpoints().join(",");
+    for backend in [vec![], vec!["--etcd-servers", endpoints.as_str()]] {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let mut first = Kapi::start_in(tmp.path(), &backend);
+        let kubeconfig_before = std::fs::read(&first.kubeconfig).expect("kubeconfig");
+        let mut second = std::process::Command::new(common::kapi_bin())
+            .args(["serve", "--secure-port", "0", "--data-dir"])
+            .arg(tmp.path())
+            .args(&backend)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let status = common::wait_timeout(&mut second, Duration::from_secs(30))
+            .expect("the second server stops on its own");
+        let mut err = String::new();
+        std::io::Read::read_to_string(&mut second.stderr.take().expect("stderr"), &mut err)
+            .expect("stderr");
+        assert_eq!(status.code(), Some(1), "{backend:?}: {err}");
+        let pid = first.child.id().to_string();
+        assert!(
+            err.contains("--data-dir")
+                && err.contains("in use by another kapi")
+                && err.contains(&format!("pid {pid}, serving {}", first.url)),
+            "{backend:?}: {err}"
+        );
+        assert_eq!(
+            std::fs::read(&first.kubeconfig).expect("kubeconfig"),
+            kubeconfig_before,
+            "{backend:?}: the holder's kubeconfig is untouched"
+        );
+        // The first still serves, through the kubeconfig it wrote.
+        let (ok, out, err) =
+            common::run(
+                first
+                    .kubectl()
+                    .args(["get", "namespaces", "default", "-o", "name"]),
+            );
+        assert!(
+            ok && out.trim() == "namespace/default",
+            "{backend:?}: {out} {err}"
+        );
+        // Once it stops, the dir is free again.
+        assert!(first.terminate().success());
+        let mut again = Kapi::start_in(tmp.path(), &backend);
+        assert!(again.terminate().success());
+    }
+}

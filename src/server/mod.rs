@@ -7,6 +7,7 @@ pub mod chain;
 pub mod filters;
 pub mod healthz;
 pub mod hooks;
+pub mod instance_lock;
 pub mod metrics;
 pub mod request_info;
 pub mod serve;
