@@ -31,7 +31,7 @@ pub fn run(args: Vec<String>) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    crate::init_logging(personality.verbosity);
+    crate::init_logging(personality.verbosity, personality.logging_format);
     for name in cl.names() {
         if let Some((_, why)) = kube_apiserver::NO_OPS.iter().find(|(n, _)| *n == name) {
             tracing::info!(flag = name, "accepted without effect: {why}");

@@ -32,6 +32,11 @@ pub struct Cli {
     )]
     verbosity: u8,
 
+    /// Log lines as text (for a person) or JSON (one object per line, as
+    /// kube-apiserver's --logging-format=json).
+    #[arg(long, global = true, value_enum, default_value_t = kapi::logs::Format::Text, value_name = "FORMAT")]
+    logging_format: kapi::logs::Format,
+
     #[command(subcommand)]
     command: Command,
 }
@@ -82,24 +87,8 @@ enum Command {
     Completions(completions::Args),
 }
 
-fn init_logging(verbosity: u8) {
-    use tracing_subscriber::EnvFilter;
-    let default = match verbosity {
-        0 | 1 => "info",
-        2 | 3 => "info,kapi=debug",
-        // The HTTP and TLS libraries' frame-by-frame logs are not kapi's story.
-        _ => {
-            "debug,kapi=trace,rustls=info,h2=info,hyper=info,hyper_util=info,tower=info,tonic=info"
-        }
-    };
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        // Colour only for a person at a terminal, never into a log file.
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+fn init_logging(verbosity: u8, format: kapi::logs::Format) {
+    kapi::logs::init(verbosity, format);
 }
 
 fn main() -> ExitCode {
@@ -183,19 +172,19 @@ fn main() -> ExitCode {
         Command::TraceRequest(args) => trace::run(args),
         Command::Scaffold(args) => scaffold::run(args),
         Command::Etcd(args) => {
-            init_logging(cli.verbosity);
+            init_logging(cli.verbosity, cli.logging_format);
             etcd::run(args)
         }
         Command::Apiservice(args) => {
-            init_logging(cli.verbosity);
+            init_logging(cli.verbosity, cli.logging_format);
             apiservice::run(args)
         }
         Command::SampleApiserver(args) => {
-            init_logging(cli.verbosity);
+            init_logging(cli.verbosity, cli.logging_format);
             sample_apiserver::run(args)
         }
         Command::Serve(opts) => {
-            init_logging(cli.verbosity);
+            init_logging(cli.verbosity, cli.logging_format);
             serve::run(*opts)
         }
     }

@@ -140,7 +140,7 @@ _kapi() {
 
     case "${cmd}" in
         kapi)
-            opts="-v -h -V --v --help --version serve routes trace-request scaffold etcd apiservice sample-apiserver completions help"
+            opts="-v -h -V --v --logging-format --help --version serve routes trace-request scaffold etcd apiservice sample-apiserver completions help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -154,6 +154,10 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -162,7 +166,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__apiservice)
-            opts="-v -h --v --help register list unregister help"
+            opts="-v -h --v --logging-format --help register list unregister help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -174,6 +178,10 @@ _kapi() {
                     ;;
                 -v)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -254,7 +262,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__apiservice__subcmd__list)
-            opts="-o -v -h --output --kubeconfig --v --help"
+            opts="-o -v -h --output --kubeconfig --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -280,6 +288,10 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -288,7 +300,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__apiservice__subcmd__register)
-            opts="-o -v -h --group --version --url --service --service-port --ca-file --insecure-skip-tls-verify --group-priority-minimum --version-priority --timeout --dry-run --output --kubeconfig --v --help"
+            opts="-o -v -h --group --version --url --service --service-port --ca-file --insecure-skip-tls-verify --group-priority-minimum --version-priority --timeout --dry-run --output --kubeconfig --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -350,6 +362,10 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -358,7 +374,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__apiservice__subcmd__unregister)
-            opts="-v -h --kubeconfig --v --help"
+            opts="-v -h --kubeconfig --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -376,6 +392,10 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -384,7 +404,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__completions)
-            opts="-v -h --v --help bash elvish fish powershell zsh"
+            opts="-v -h --v --logging-format --help bash elvish fish powershell zsh"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -396,6 +416,10 @@ _kapi() {
                     ;;
                 -v)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -406,7 +430,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__etcd)
-            opts="-v -h --v --help dump help"
+            opts="-v -h --v --logging-format --help dump help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -420,6 +444,10 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -428,7 +456,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__etcd__subcmd__dump)
-            opts="-n -o -v -h --data-dir --etcd-servers --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-prefix --resource --group --namespace --name --prefix --keys-only --revision --output --v --help"
+            opts="-n -o -v -h --data-dir --etcd-servers --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-prefix --resource --group --namespace --name --prefix --keys-only --revision --output --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -500,6 +528,10 @@ _kapi() {
                     ;;
                 -v)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -762,7 +794,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__routes)
-            opts="-o -v -h --kubeconfig --server-url --server --group --resource --match --output --v --help"
+            opts="-o -v -h --kubeconfig --server-url --server --group --resource --match --output --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -808,6 +840,10 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -816,7 +852,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__sample__subcmd__apiserver)
-            opts="-v -h --bind-address --secure-port --tls-cert-file --tls-private-key-file --cert-dir --tls-san --requestheader-client-ca-file --requestheader-allowed-names --v --help"
+            opts="-v -h --bind-address --secure-port --tls-cert-file --tls-private-key-file --cert-dir --tls-san --requestheader-client-ca-file --requestheader-allowed-names --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -862,6 +898,10 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -870,7 +910,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__scaffold)
-            opts="-v -h --v --help crd help"
+            opts="-v -h --v --logging-format --help crd help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -884,6 +924,10 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -892,7 +936,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__scaffold__subcmd__crd)
-            opts="-v -h --group --kind --plural --version --scope --v --help"
+            opts="-v -h --group --kind --plural --version --scope --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -924,6 +968,10 @@ _kapi() {
                     ;;
                 -v)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -976,7 +1024,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__serve)
-            opts="-v -h --secure-port --bind-address --advertise-address --data-dir --cert-dir --tls-cert-file --tls-private-key-file --client-ca-file --etcd-servers --etcd-prefix --storage-media-type --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-compaction-interval --service-cluster-ip-range --service-node-port-range --anonymous-auth --token-auth-file --enable-admission-plugins --disable-admission-plugins --allow-privileged --authorization-mode --max-requests-inflight --max-mutating-requests-inflight --request-timeout --shutdown-delay-duration --kubeconfig-out --admission-control-config-file --audit-policy-file --audit-log-path --controllers --service-account-issuer --service-account-key-file --service-account-signing-key-file --api-audiences --v --help"
+            opts="-v -h --secure-port --bind-address --advertise-address --data-dir --cert-dir --tls-cert-file --tls-private-key-file --client-ca-file --etcd-servers --etcd-prefix --storage-media-type --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-compaction-interval --service-cluster-ip-range --service-node-port-range --anonymous-auth --token-auth-file --enable-admission-plugins --disable-admission-plugins --allow-privileged --authorization-mode --max-requests-inflight --max-mutating-requests-inflight --request-timeout --shutdown-delay-duration --kubeconfig-out --admission-control-config-file --audit-policy-file --audit-log-path --controllers --service-account-issuer --service-account-key-file --service-account-signing-key-file --api-audiences --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1134,6 +1182,10 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1142,7 +1194,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__trace__subcmd__request)
-            opts="-f -p -o -v -h --filename --patch --type --verb --commit --force-conflicts --kubeconfig --output --v --help"
+            opts="-f -p -o -v -h --filename --patch --type --verb --commit --force-conflicts --kubeconfig --output --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1190,6 +1242,10 @@ _kapi() {
                     ;;
                 -v)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --logging-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)

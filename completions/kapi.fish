@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kapi_global_optspecs
-    string join \n v/v= h/help V/version
+    string join \n v/v= logging-format= h/help V/version
 end
 
 function __fish_kapi_needs_command
@@ -25,6 +25,8 @@ function __fish_kapi_using_subcommand
 end
 
 complete -c kapi -n "__fish_kapi_needs_command" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_needs_command" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_needs_command" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_needs_command" -s V -l version -d 'Print version'
 complete -c kapi -n "__fish_kapi_needs_command" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
@@ -75,6 +77,8 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-key-
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-signing-key-file -d 'PEM private key (RSA or ECDSA P-256) that signs ServiceAccount tokens (default: <cert-dir>/sa.key, generated)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l api-audiences -d 'Audiences the API accepts in tokens, comma separated (default: the issuer)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -l kubeconfig -d 'Ask the kapi this kubeconfig\'s current context points at (its catalog, with current CRDs, from aggregated discovery) instead of building the built-in catalog offline' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -l server-url -d 'The URL of the kapi to ask, overriding the kubeconfig\'s server (credentials still come from --kubeconfig)' -r
@@ -89,6 +93,8 @@ wide\t'More columns: API version, scope and subresource'
 json\t''
 yaml\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s f -l filename -d 'The manifest (YAML or JSON): without METHOD PATH, the object to send as --verb; with them, the request body. "-" reads standard input' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s p -l patch -d 'With METHOD PATH: a patch to send as the body (see --type)' -r
@@ -105,10 +111,14 @@ complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l kubeconfig -
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s o -l output -d 'Output format' -r -f -a "text\t'One line per stage, with what defaulting and admission changed'
 json\t'The stages as the server recorded them, and the response'"
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l commit -d 'Really store the change; without it writes are sent with dryRun=All and run every stage but the write itself'
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l force-conflicts -d 'With --verb apply: take over fields other managers own'
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and not __fish_seen_subcommand_from crd help" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and not __fish_seen_subcommand_from crd help" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and not __fish_seen_subcommand_from crd help" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and not __fish_seen_subcommand_from crd help" -f -a "crd" -d 'A CustomResourceDefinition with a schema, status subresource, printer columns and a CEL validation rule'
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and not __fish_seen_subcommand_from crd help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -119,10 +129,14 @@ complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subc
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l scope -d 'Namespaced or Cluster, as the CRD\'s `spec.scope`' -r -f -a "Namespaced\t''
 Cluster\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from crd" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from help" -f -a "crd" -d 'A CustomResourceDefinition with a schema, status subresource, printer columns and a CEL validation rule'
 complete -c kapi -n "__fish_kapi_using_subcommand scaffold; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and not __fish_seen_subcommand_from dump help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -142,11 +156,15 @@ complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcomma
 json\t''
 table\t'Aligned columns: key, resource, namespace, name, revisions, version, size'"
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l keys-only -d 'Leave values out (yaml, json), or print one key per line (default output)'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from help" -f -a "dump" -d 'Print the keys under a prefix with their revisions and decoded values'
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -f -a "register" -d 'Register an aggregated API server and wait until its APIService is Available'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and not __fish_seen_subcommand_from register list unregister help" -f -a "list" -d 'List APIServices: NAME, SERVICE, AVAILABLE, REASON, AGE'
@@ -165,6 +183,8 @@ complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_su
 json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l kubeconfig -d 'The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l insecure-skip-tls-verify -d 'Do not verify the server\'s certificate (strongly discouraged)'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l dry-run -d 'Print the objects instead of creating them'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -s h -l help -d 'Print help'
@@ -172,9 +192,13 @@ complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_su
 json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -l kubeconfig -d 'The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -l kubeconfig -d 'The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from help" -f -a "register" -d 'Register an aggregated API server and wait until its APIService is Available'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from help" -f -a "list" -d 'List APIServices: NAME, SERVICE, AVAILABLE, REASON, AGE'
@@ -189,8 +213,12 @@ complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l tls-san -
 complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l requestheader-client-ca-file -d 'The CA that signs the front proxy\'s client certificate (kapi\'s <data-dir>/pki/front-proxy-ca.crt): only its holder may name users' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l requestheader-allowed-names -d 'Common names the front proxy may present (empty: any the CA signed)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand sample-apiserver" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand completions" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
+complete -c kapi -n "__fish_kapi_using_subcommand completions" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
+json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "serve" -d 'Start the API server chain over HTTPS and write an admin kubeconfig'
 complete -c kapi -n "__fish_kapi_using_subcommand help; and not __fish_seen_subcommand_from serve routes trace-request scaffold etcd apiservice sample-apiserver completions help" -f -a "routes" -d 'List the routes of every server in the chain, or find the one a request reaches'

@@ -17,6 +17,7 @@ _kapi() {
     _arguments "${_arguments_options[@]}" : \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help]' \
 '--help[Print help]' \
 '-V[Print version]' \
@@ -70,6 +71,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--api-audiences=[Audiences the API accepts in tokens, comma separated (default\: the issuer)]:AUDIENCES:_default' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -92,6 +94,7 @@ json\:""
 yaml\:""))' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -111,6 +114,7 @@ json\:"The stages as the server recorded them, and the response"))' \
 json\:"The stages as the server recorded them, and the response"))' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '--commit[Really store the change; without it writes are sent with dryRun=All and run every stage but the write itself]' \
 '--force-conflicts[With --verb apply\: take over fields other managers own]' \
 '-h[Print help (see more with '\''--help'\'')]' \
@@ -123,6 +127,7 @@ json\:"The stages as the server recorded them, and the response"))' \
 _arguments "${_arguments_options[@]}" : \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help]' \
 '--help[Print help]' \
 ":: :_kapi__subcmd__scaffold_commands" \
@@ -144,6 +149,7 @@ _arguments "${_arguments_options[@]}" : \
 '--scope=[Namespaced or Cluster, as the CRD'\''s \`spec.scope\`]:SCOPE:(Namespaced Cluster)' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -180,6 +186,7 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help]' \
 '--help[Print help]' \
 ":: :_kapi__subcmd__etcd_commands" \
@@ -215,6 +222,7 @@ json\:""
 table\:"Aligned columns\: key, resource, namespace, name, revisions, version, size"))' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '--keys-only[Leave values out (yaml, json), or print one key per line (default output)]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
@@ -252,6 +260,7 @@ esac
 _arguments "${_arguments_options[@]}" : \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help]' \
 '--help[Print help]' \
 ":: :_kapi__subcmd__apiservice_commands" \
@@ -280,6 +289,7 @@ _arguments "${_arguments_options[@]}" : \
 '--kubeconfig=[The kubeconfig of the kapi to talk to (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '--insecure-skip-tls-verify[Do not verify the server'\''s certificate (strongly discouraged)]' \
 '--dry-run[Print the objects instead of creating them]' \
 '-h[Print help]' \
@@ -293,6 +303,7 @@ _arguments "${_arguments_options[@]}" : \
 '--kubeconfig=[The kubeconfig of the kapi to talk to (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -302,6 +313,7 @@ _arguments "${_arguments_options[@]}" : \
 '--kubeconfig=[The kubeconfig of the kapi to talk to (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':name -- The APIService (<version>.<group>):_default' \
@@ -355,6 +367,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--requestheader-allowed-names=[Common names the front proxy may present (empty\: any the CA signed)]:NAMES:_default' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0
@@ -363,6 +376,7 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
+'--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
 '-h[Print help]' \
 '--help[Print help]' \
 ':shell -- The shell to generate completions for:(bash elvish fish powershell zsh)' \

@@ -763,7 +763,9 @@ async fn compactor(backend: Arc<dyn Backend>, every: Duration, stop: Cancellatio
             match backend.compact(rev).await {
                 Ok(()) => tracing::debug!(revision = rev, "compacted storage"),
                 Err(BackendError::Compacted { .. }) => {}
-                Err(e) => tracing::warn!(error = %e, "compaction failed"),
+                Err(e) => {
+                    crate::warn_limited!("compaction-failed", error = %e, "compaction failed")
+                }
             }
         }
         last = backend.current_revision().await.ok();

@@ -14,6 +14,7 @@ pub mod endpoints;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod informers;
+pub mod logs;
 pub mod pki;
 pub mod registry;
 pub mod routes;

@@ -124,7 +124,7 @@ async fn should_call(h: &Hook, a: &Attributes<'_>, ctx: &Context) -> Result<bool
     match conditions_hold(h, a) {
         Ok(m) => Ok(m),
         Err(why) => {
-            tracing::warn!(webhook = %h.name, error = %why, "failed evaluating match conditions, failing closed");
+            crate::warn_limited!("webhook-match-conditions", webhook = %h.name, error = %why, "failed evaluating match conditions, failing closed");
             let r = a.resource;
             let qualified = crate::api::status::qualified_resource(&r.group, &r.plural);
             let message = if a.name.is_empty() {
@@ -380,7 +380,7 @@ fn refusal(name: &str, status: &Value) -> ApiError {
 fn failed(h: &Hook, f: Failure) -> Option<ApiError> {
     match f {
         Failure::Calling(reason) if h.fail_open => {
-            tracing::warn!(webhook = %h.name, error = %reason, "failed calling webhook, failing open");
+            crate::warn_limited!("webhook-fail-open", webhook = %h.name, error = %reason, "failed calling webhook, failing open");
             None
         }
         Failure::Calling(reason) => Some(ApiError::internal(format!(

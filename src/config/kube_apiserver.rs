@@ -133,6 +133,7 @@ const HONOURED: &[&str] = &[
     "service-account-signing-key-file",
     "api-audiences",
     "v",
+    "logging-format",
     "help",
     "version",
 ];
@@ -349,7 +350,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
     ("log-json-split-stream", "logs go to standard error"),
     ("log-text-info-buffer-size", "logs are written at once"),
     ("log-text-split-stream", "logs go to standard error"),
-    ("logging-format", "kapi's own log format"),
     ("vmodule", "-v sets the level"),
     ("apiserver-count", "one server"),
     ("coordinated-leadership-lease-duration", "one server"),
@@ -594,6 +594,8 @@ pub struct Personality {
     pub serve: ServeOptions,
     /// `-v`.
     pub verbosity: u8,
+    /// `--logging-format`.
+    pub logging_format: crate::logs::Format,
     /// The serving pair in `--cert-dir` to write when kapi made its own (as
     /// kube-apiserver writes a self-signed pair there when none is given).
     pub write_serving_pair_to: Option<(PathBuf, PathBuf)>,
@@ -610,6 +612,11 @@ impl Personality {
         cl: &CommandLine,
         defaults: ServeOptions,
     ) -> Result<Personality, Refused> {
+        // Logging is validated and applied first, as upstream's RunE does.
+        let logging_format = match cl.get("logging-format") {
+            Some(f) => f.parse().map_err(Refused)?,
+            None => crate::logs::Format::Text,
+        };
         let mut refused = Vec::new();
         for name in cl.names() {
             let Some(flag) = lookup(name) else { continue };
@@ -761,6 +768,7 @@ impl Personality {
         Ok(Personality {
             serve: o,
             verbosity,
+            logging_format,
             write_serving_pair_to,
         })
     }

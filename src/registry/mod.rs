@@ -403,7 +403,7 @@ fn storage_err(r: &Resource, op: &str, name: &str, e: StorageError) -> ApiError 
         // upstream's NewServerTimeout: storage did not answer. What the
         // client library said goes to the log, not to the user.
         StorageError::Unavailable(m) => {
-            tracing::warn!(resource = %r.plural, op, error = %m, "storage unavailable");
+            crate::warn_limited!("storage-unavailable", resource = %r.plural, op, error = %m, "storage unavailable");
             ApiError::new(
                 500,
                 crate::api::Reason::ServerTimeout,

@@ -226,8 +226,8 @@ impl Log {
                 while let Some(ev) = rx.blocking_recv() {
                     let mut line = serde_json::to_vec(&ev).unwrap_or_default();
                     line.push(b'\n');
-                    if out.write_all(&line).and_then(|_| out.flush()).is_err() {
-                        tracing::warn!("cannot write the audit log");
+                    if let Err(e) = out.write_all(&line).and_then(|_| out.flush()) {
+                        crate::warn_limited!("audit-write", error = %e, "cannot write the audit log (--audit-log-path)");
                     }
                 }
             })

@@ -65,9 +65,65 @@ pub fn build(router: Router, state: Arc<ChainState>) -> Router {
         .layer(axum::middleware::from_fn(panic_recovery))
         .layer(axum::middleware::from_fn(pretty))
         .layer(axum::middleware::from_fn(hold_request_body))
+        .layer(axum::middleware::from_fn(httplog))
         .layer(axum::middleware::from_fn(
             crate::endpoints::responses::negotiate_errors,
         ))
+}
+
+/// What httplog says about a request, taken before it is handed on.
+fn request_line(req: &Request) -> (String, String, String, String, String) {
+    let info = RequestInfo::parse(req.method(), req.uri().path(), req.uri().query());
+    let header = |name: header::HeaderName| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    };
+    (
+        metric_verb(&info, req),
+        req.uri()
+            .path_and_query()
+            .map(|p| p.as_str().to_string())
+            .unwrap_or_default(),
+        header(header::USER_AGENT),
+        header(header::CONTENT_TYPE),
+        req.extensions()
+            .get::<ConnInfo>()
+            .map(|c| c.remote.to_string())
+            .unwrap_or_default(),
+    )
+}
+
+/// Upstream's httplog: one line per request at `-v 3` (verb, URI, latency,
+/// user agent, audit ID, source, status), and nothing spent when it is off.
+async fn httplog(req: Request, next: Next) -> Response {
+    use crate::logs::HTTPLOG;
+    if !tracing::enabled!(target: HTTPLOG, tracing::Level::INFO) {
+        return next.run(req).await;
+    }
+    let began = Instant::now();
+    let (verb, uri, user_agent, content_type, src) = request_line(&req);
+    let resp = next.run(req).await;
+    let audit_id = resp
+        .headers()
+        .get("audit-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    tracing::info!(
+        target: HTTPLOG,
+        verb = ?verb,
+        URI = ?uri,
+        latency = ?began.elapsed(),
+        userAgent = ?user_agent,
+        contentType = ?content_type,
+        "audit-ID" = ?audit_id,
+        srcIP = ?src,
+        resp = resp.status().as_u16(),
+        "HTTP"
+    );
+    resp
 }
 
 /// How much of a body a handler left unread is read before its answer.

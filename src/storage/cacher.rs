@@ -521,7 +521,7 @@ impl Cacher {
             match self.list_and_watch().await {
                 Ok(()) => return,
                 Err(e) => {
-                    tracing::warn!(prefix = %self.prefix, error = %e, "watch cache lost its storage watch; relisting");
+                    crate::warn_limited!("watch-cache-relist", prefix = %self.prefix, error = %e, "watch cache lost its storage watch; relisting");
                     tokio::select! {
                         _ = tokio::time::sleep(backoff) => {}
                         _ = self.stop.cancelled() => return,

@@ -43,9 +43,13 @@ pub struct Etcd {
     /// A key read to learn the current revision cheaply.
     probe_key: String,
     compacted: AtomicI64,
+    /// `--etcd-servers`, named in every unavailability.
+    endpoints: std::sync::Arc<str>,
 }
 
-fn classify(e: etcd_client::Error) -> BackendError {
+/// The error as a backend error; unavailability names the endpoints, as
+/// the line a user reads must say which etcd did not answer.
+fn classify(endpoints: &str, e: etcd_client::Error) -> BackendError {
     let text = e.to_string();
     if text.contains("required revision has been compacted") {
         BackendError::Compacted {
@@ -60,7 +64,7 @@ fn classify(e: etcd_client::Error) -> BackendError {
             current: 0,
         }
     } else {
-        BackendError::Unavailable(plain(&e))
+        BackendError::Unavailable(format!("etcd {endpoints}: {}", plain(&e)))
     }
 }
 
@@ -167,11 +171,10 @@ impl Etcd {
                 client,
                 probe_key: format!("{prefix}/"),
                 compacted: AtomicI64::new(0),
+                endpoints: endpoints.clone().into(),
             };
             // Fail at start, with the endpoints named, rather than on the first request.
-            etcd.current_revision().await.map_err(|e| {
-                BackendError::Unavailable(format!("etcd {}: {e}", cfg.endpoints.join(",")))
-            })?;
+            etcd.current_revision().await?;
             Ok::<Etcd, BackendError>(etcd)
         };
         match tokio::time::timeout(DIAL_TIMEOUT, connecting).await {
@@ -200,7 +203,12 @@ impl Etcd {
             .when([Compare::mod_revision(key, CompareOp::Equal, expected)])
             .and_then([op])
             .or_else([TxnOp::get(key, None)]);
-        let resp = self.kv.clone().txn(txn).await.map_err(classify)?;
+        let resp = self
+            .kv
+            .clone()
+            .txn(txn)
+            .await
+            .map_err(|e| classify(&self.endpoints, e))?;
         Ok(Self::outcome(resp))
     }
 }
@@ -218,7 +226,11 @@ impl Backend for Etcd {
     async fn get(&self, key: &str) -> Result<(Option<KeyValue>, i64), BackendError> {
         let resp = retry_read(|| {
             let mut c = self.kv.clone();
-            async move { c.get(key, None).await.map_err(classify) }
+            async move {
+                c.get(key, None)
+                    .await
+                    .map_err(|e| classify(&self.endpoints, e))
+            }
         })
         .await?;
         let rev = resp.header().map_or(0, |h| h.revision());
@@ -236,7 +248,11 @@ impl Backend for Etcd {
         let resp = retry_read(|| {
             let (mut c, opts) = (self.kv.clone(), opts.clone());
             let start = req.start.as_bytes().to_vec();
-            async move { c.get(start, Some(opts)).await.map_err(classify) }
+            async move {
+                c.get(start, Some(opts))
+                    .await
+                    .map_err(|e| classify(&self.endpoints, e))
+            }
         })
         .await
         .map_err(|e| match e {
@@ -303,9 +319,10 @@ impl Backend for Etcd {
             .clone()
             .watch(prefix.as_bytes().to_vec(), Some(opts))
             .await
-            .map_err(classify)?;
+            .map_err(|e| classify(&self.endpoints, e))?;
         let (tx, rx) = mpsc::channel(1024);
         let (progress, mut progress_requests) = mpsc::channel::<()>(1);
+        let endpoints = self.endpoints.clone();
         tokio::spawn(async move {
             loop {
                 let msg = tokio::select! {
@@ -313,7 +330,7 @@ impl Backend for Etcd {
                     _ = tx.closed() => return,
                     Some(()) = progress_requests.recv() => {
                         if let Err(e) = stream.request_progress().await {
-                            let _ = tx.send(Err(classify(e))).await;
+                            let _ = tx.send(Err(classify(&endpoints, e))).await;
                             return;
                         }
                         continue;
@@ -329,7 +346,7 @@ impl Backend for Etcd {
                                 }
                             } else {
                                 BackendError::Unavailable(format!(
-                                    "etcd cancelled the watch: {}",
+                                    "etcd {endpoints} cancelled the watch: {}",
                                     resp.cancel_reason()
                                 ))
                             };
@@ -361,14 +378,14 @@ impl Backend for Etcd {
                     }
                     Ok(None) => {
                         let _ = tx
-                            .send(Err(BackendError::Unavailable(
-                                "etcd closed the watch".into(),
-                            )))
+                            .send(Err(BackendError::Unavailable(format!(
+                                "etcd {endpoints} closed the watch"
+                            ))))
                             .await;
                         return;
                     }
                     Err(e) => {
-                        let _ = tx.send(Err(classify(e))).await;
+                        let _ = tx.send(Err(classify(&endpoints, e))).await;
                         return;
                     }
                 }
@@ -389,7 +406,7 @@ impl Backend for Etcd {
                     Some(GetOptions::new().with_count_only()),
                 )
                 .await
-                .map_err(classify)
+                .map_err(|e| classify(&self.endpoints, e))
             }
         })
         .await?;
@@ -407,7 +424,7 @@ impl Backend for Etcd {
                 self.compacted.fetch_max(revision, Ordering::AcqRel);
                 Ok(())
             }
-            Err(e) => match classify(e) {
+            Err(e) => match classify(&self.endpoints, e) {
                 BackendError::Compacted { .. } => Err(BackendError::Compacted {
                     requested: revision,
                     compacted: self.compacted.load(Ordering::Acquire),
