@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
 use kapi::aggregator::register::{self, Backend, Manifest, Registration};
-use kapi::routes::Remote;
+use kapi::clientcmd::Remote;
 use serde_json::{json, Value};
 
 #[derive(Debug, clap::Args)]
@@ -52,24 +52,6 @@ Examples:
       --service kube-system/metrics-server --insecure-skip-tls-verify
   kapi apiservice register --group wardle.example.com --version v1alpha1 \\
       --url https://127.0.0.1:8443 --ca-file ca.crt --dry-run -o yaml";
-
-#[derive(Debug, clap::Args)]
-struct Conn {
-    /// The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then
-    /// ./.kapi/admin.kubeconfig).
-    #[arg(long, value_name = "FILE")]
-    kubeconfig: Option<PathBuf>,
-}
-
-impl Conn {
-    fn path(&self) -> PathBuf {
-        kapi::routes::kubeconfig_path(self.kubeconfig.as_deref())
-    }
-
-    fn remote(&self) -> Result<Remote, String> {
-        Remote::from_kubeconfig(&self.path(), None).map_err(|e| e.0)
-    }
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum Output {
@@ -133,7 +115,7 @@ struct RegisterArgs {
     output: Option<Output>,
 
     #[command(flatten)]
-    conn: Conn,
+    conn: crate::client_args::ClientArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -143,7 +125,7 @@ struct ListArgs {
     output: Option<Output>,
 
     #[command(flatten)]
-    conn: Conn,
+    conn: crate::client_args::ClientArgs,
 }
 
 #[derive(Debug, clap::Args)]
@@ -153,7 +135,7 @@ struct UnregisterArgs {
     name: String,
 
     #[command(flatten)]
-    conn: Conn,
+    conn: crate::client_args::ClientArgs,
 }
 
 fn fail(code: u8, msg: &str) -> ExitCode {
@@ -205,29 +187,16 @@ async fn call(
     let resp = req
         .send()
         .await
-        .map_err(|e| format!("{method} {url}: {}", chain(&e)))?;
+        .map_err(|e| kapi::clientcmd::request_error(&method, &url, &e))?;
     let status = resp.status().as_u16();
     let bytes = resp
         .bytes()
         .await
-        .map_err(|e| format!("{method} {url}: {}", chain(&e)))?;
+        .map_err(|e| kapi::clientcmd::request_error(&method, &url, &e))?;
     Ok((
         status,
         serde_json::from_slice(&bytes).unwrap_or(Value::Null),
     ))
-}
-
-fn chain(e: &dyn std::error::Error) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let t = s.to_string();
-        if !parts.iter().any(|p| p.contains(&t)) {
-            parts.push(t);
-        }
-        cur = s.source();
-    }
-    parts.join(": ")
 }
 
 fn message(v: &Value, status: u16) -> String {
@@ -442,7 +411,9 @@ async fn register(a: RegisterArgs) -> Result<ExitCode, String> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let remote = a.conn.remote()?;
+    let remote = Remote::connect(&a.conn.selection())
+        .await
+        .map_err(|e| e.0)?;
     for m in &manifests {
         let what = apply(&remote, m).await?;
         if a.output.is_none() {
@@ -499,7 +470,9 @@ async fn register(a: RegisterArgs) -> Result<ExitCode, String> {
 }
 
 async fn list(a: ListArgs) -> Result<ExitCode, String> {
-    let remote = a.conn.remote()?;
+    let remote = Remote::connect(&a.conn.selection())
+        .await
+        .map_err(|e| e.0)?;
     let (status, body) = call(
         &remote,
         reqwest::Method::GET,
@@ -568,7 +541,9 @@ async fn list(a: ListArgs) -> Result<ExitCode, String> {
 }
 
 async fn unregister(a: UnregisterArgs) -> Result<ExitCode, String> {
-    let remote = a.conn.remote()?;
+    let remote = Remote::connect(&a.conn.selection())
+        .await
+        .map_err(|e| e.0)?;
     let path = format!("/apis/apiregistration.k8s.io/v1/apiservices/{}", a.name);
     let (status, obj) = call(&remote, reqwest::Method::GET, &path, None).await?;
     if status == 404 {

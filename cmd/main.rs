@@ -1,6 +1,7 @@
 //! The `kapi` command line: a thin layer over the `kapi` library.
 
 mod apiservice;
+mod client_args;
 mod completions;
 mod etcd;
 mod kube_apiserver;

@@ -1,7 +1,6 @@
 //! `kapi routes`: the route table of every server in the chain, or which
 //! server and route a request would reach.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::builder::PossibleValuesParser;
@@ -20,16 +19,20 @@ pub enum Output {
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Ask the kapi this kubeconfig's current context points at (its
-    /// catalog, with current CRDs, from aggregated discovery) instead of
-    /// building the built-in catalog offline.
-    #[arg(long, value_name = "FILE")]
-    kubeconfig: Option<PathBuf>,
+    /// Ask a running kapi (its catalog, with current CRDs, from aggregated
+    /// discovery) instead of building the built-in catalog offline. Asked
+    /// when --kubeconfig, --context, --server-url or $KUBECONFIG names one.
+    #[command(flatten)]
+    client: crate::client_args::ClientArgs,
 
     /// The URL of the kapi to ask, overriding the kubeconfig's server
-    /// (credentials still come from --kubeconfig).
-    #[arg(long, value_name = "URL", requires = "kubeconfig")]
+    /// (credentials still come from the kubeconfig).
+    #[arg(long, value_name = "URL")]
     server_url: Option<String>,
+
+    /// Build the built-in catalog offline even when $KUBECONFIG is set.
+    #[arg(long, conflicts_with_all = ["kubeconfig", "context", "server_url"])]
+    offline: bool,
 
     /// Only routes of this server of the chain.
     #[arg(long, value_name = "NAME", value_parser = PossibleValuesParser::new(routes::SERVERS))]
@@ -91,9 +94,13 @@ pub fn run(args: Args) -> ExitCode {
         }
         None => None,
     };
-    let catalog = match &args.kubeconfig {
-        None => kapi::app::builtin_catalog(),
-        Some(kc) => {
+    let mut selection = args.client.selection();
+    selection.server = args.server_url.clone();
+    let remote = !args.offline
+        && (selection.is_explicit() || selection.context.is_some() || selection.server.is_some());
+    let catalog = match remote {
+        false => kapi::app::builtin_catalog(),
+        true => {
             let rt = match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -101,7 +108,7 @@ pub fn run(args: Args) -> ExitCode {
                 Ok(rt) => rt,
                 Err(e) => return fail(1, &format!("cannot start the runtime: {e}")),
             };
-            match rt.block_on(routes::fetch_catalog(kc, args.server_url.as_deref())) {
+            match rt.block_on(routes::fetch_catalog(&selection)) {
                 Ok(c) => c,
                 Err(e) => return fail(1, &e.to_string()),
             }

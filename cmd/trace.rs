@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use kapi::routes::Remote;
+use kapi::clientcmd::Remote;
 use kapi::trace::client::{self, Verb};
 use serde_json::Value;
 
@@ -89,10 +89,8 @@ pub struct Args {
     #[arg(long)]
     force_conflicts: bool,
 
-    /// The kubeconfig of the kapi to ask (default: $KUBECONFIG, then
-    /// ./.kapi/admin.kubeconfig).
-    #[arg(long, value_name = "FILE")]
-    kubeconfig: Option<PathBuf>,
+    #[command(flatten)]
+    client: crate::client_args::ClientArgs,
 
     /// Output format.
     #[arg(short = 'o', long, value_enum, default_value_t = Output::Text)]
@@ -136,15 +134,13 @@ fn read_manifest(path: &PathBuf) -> Result<Value, String> {
 }
 
 fn trace(args: &Args) -> Result<ExitCode, String> {
-    let remote = Remote::from_kubeconfig(
-        &kapi::routes::kubeconfig_path(args.kubeconfig.as_deref()),
-        None,
-    )
-    .map_err(|e| e.0)?;
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    let remote = rt
+        .block_on(Remote::connect(&args.client.selection()))
+        .map_err(|e| e.0)?;
     let request = match (&args.method, &args.path) {
         (Some(method), Some(path)) => {
             let method = http::Method::from_bytes(method.to_ascii_uppercase().as_bytes())
@@ -230,20 +226,29 @@ fn print_text(t: &client::Traced, stored_or_read: bool) {
     };
     println!("{} {} -> {}{note}", t.method, t.url, t.status);
     println!();
-    println!("{:<48} {:>9}  {:<8} DETAIL", "STAGE", "TIME", "OUTCOME");
+    // As wide as the longest stage name, so no row pushes its columns out.
+    let w = t
+        .report
+        .stages
+        .iter()
+        .map(|s| s.name.len())
+        .max()
+        .unwrap_or(0)
+        .max("STAGE".len());
+    println!("{:<w$} {:>9}  {:<8} DETAIL", "STAGE", "TIME", "OUTCOME");
     for s in &t.report.stages {
         let (summary, patch) = describe(&s.detail);
         println!(
-            "{:<48} {:>9}  {:<8} {summary}",
+            "{:<w$} {:>9}  {:<8} {summary}",
             s.name,
             ms(s.micros),
             s.outcome
         );
         for line in patch {
-            println!("{:<48} {:>9}  {:<8}   {line}", "", "", "");
+            println!("{:<w$} {:>9}  {:<8}   {line}", "", "", "");
         }
     }
-    println!("{:<48} {:>9}", "total", ms(t.report.total_micros));
+    println!("{:<w$} {:>9}", "total", ms(t.report.total_micros));
     if !(200..300).contains(&t.status) {
         let msg = t.body.get("message").and_then(Value::as_str).unwrap_or("");
         let reason = t.body.get("reason").and_then(Value::as_str).unwrap_or("");

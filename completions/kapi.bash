@@ -262,7 +262,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__apiservice__subcmd__list)
-            opts="-o -v -h --output --kubeconfig --v --logging-format --help"
+            opts="-o -v -h --output --kubeconfig --context --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -277,6 +277,10 @@ _kapi() {
                     return 0
                     ;;
                 --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -300,7 +304,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__apiservice__subcmd__register)
-            opts="-o -v -h --group --version --url --service --service-port --ca-file --insecure-skip-tls-verify --group-priority-minimum --version-priority --timeout --dry-run --output --kubeconfig --v --logging-format --help"
+            opts="-o -v -h --group --version --url --service --service-port --ca-file --insecure-skip-tls-verify --group-priority-minimum --version-priority --timeout --dry-run --output --kubeconfig --context --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -354,6 +358,10 @@ _kapi() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --context)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --v)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -374,13 +382,17 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__apiservice__subcmd__unregister)
-            opts="-v -h --kubeconfig --v --logging-format --help"
+            opts="-v -h --kubeconfig --context --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -794,13 +806,17 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__routes)
-            opts="-o -v -h --kubeconfig --server-url --server --group --resource --match --output --v --logging-format --help"
+            opts="-o -v -h --kubeconfig --context --server-url --offline --server --group --resource --match --output --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1194,7 +1210,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__trace__subcmd__request)
-            opts="-f -p -o -v -h --filename --patch --type --verb --commit --force-conflicts --kubeconfig --output --v --logging-format --help"
+            opts="-f -p -o -v -h --filename --patch --type --verb --commit --force-conflicts --kubeconfig --context --output --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1225,6 +1241,10 @@ _kapi() {
                     return 0
                     ;;
                 --kubeconfig)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --context)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

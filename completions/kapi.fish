@@ -80,8 +80,9 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -s v -l v -d 'Log verbo
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
 json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s h -l help -d 'Print help'
-complete -c kapi -n "__fish_kapi_using_subcommand routes" -l kubeconfig -d 'Ask the kapi this kubeconfig\'s current context points at (its catalog, with current CRDs, from aggregated discovery) instead of building the built-in catalog offline' -r -F
-complete -c kapi -n "__fish_kapi_using_subcommand routes" -l server-url -d 'The URL of the kapi to ask, overriding the kubeconfig\'s server (credentials still come from --kubeconfig)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l kubeconfig -d 'The kubeconfig file (default: every file of $KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l context -d 'The kubeconfig context to use (default: its current-context)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l server-url -d 'The URL of the kapi to ask, overriding the kubeconfig\'s server (credentials still come from the kubeconfig)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -l server -d 'Only routes of this server of the chain' -r -f -a "aggregator\t''
 kube-apiserver\t''
 apiextensions-apiserver\t''"
@@ -95,6 +96,7 @@ yaml\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
 json\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand routes" -l offline -d 'Build the built-in catalog offline even when $KUBECONFIG is set'
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s f -l filename -d 'The manifest (YAML or JSON): without METHOD PATH, the object to send as --verb; with them, the request body. "-" reads standard input' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s p -l patch -d 'With METHOD PATH: a patch to send as the body (see --type)' -r
@@ -107,7 +109,8 @@ update\t''
 apply\t''
 get\t''
 delete\t''"
-complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l kubeconfig -d 'The kubeconfig of the kapi to ask (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l kubeconfig -d 'The kubeconfig file (default: every file of $KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -l context -d 'The kubeconfig context to use (default: its current-context)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s o -l output -d 'Output format' -r -f -a "text\t'One line per stage, with what defaulting and admission changed'
 json\t'The stages as the server recorded them, and the response'"
 complete -c kapi -n "__fish_kapi_using_subcommand trace-request" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
@@ -181,7 +184,8 @@ complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_su
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l timeout -d 'How long to wait for the APIService to become Available (0: do not wait)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -s o -l output -d 'Print the objects (--dry-run) or the registered APIService in this format' -r -f -a "yaml\t''
 json\t''"
-complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l kubeconfig -d 'The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l kubeconfig -d 'The kubeconfig file (default: every file of $KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l context -d 'The kubeconfig context to use (default: its current-context)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
 json\t''"
@@ -190,12 +194,14 @@ complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_su
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from register" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -s o -l output -d 'Print the APIServices in this format instead of a table' -r -f -a "yaml\t''
 json\t''"
-complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -l kubeconfig -d 'The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -l kubeconfig -d 'The kubeconfig file (default: every file of $KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -l context -d 'The kubeconfig context to use (default: its current-context)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
 json\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
-complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -l kubeconfig -d 'The kubeconfig of the kapi to talk to (default: $KUBECONFIG, then ./.kapi/admin.kubeconfig)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -l kubeconfig -d 'The kubeconfig file (default: every file of $KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -l context -d 'The kubeconfig context to use (default: its current-context)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand apiservice; and __fish_seen_subcommand_from unregister" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
 json\t''"

@@ -78,8 +78,9 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (routes)
 _arguments "${_arguments_options[@]}" : \
-'--kubeconfig=[Ask the kapi this kubeconfig'\''s current context points at (its catalog, with current CRDs, from aggregated discovery) instead of building the built-in catalog offline]:FILE:_files' \
-'--server-url=[The URL of the kapi to ask, overriding the kubeconfig'\''s server (credentials still come from --kubeconfig)]:URL:_default' \
+'--kubeconfig=[The kubeconfig file (default\: every file of \$KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)]:FILE:_files' \
+'--context=[The kubeconfig context to use (default\: its current-context)]:NAME:_default' \
+'--server-url=[The URL of the kapi to ask, overriding the kubeconfig'\''s server (credentials still come from the kubeconfig)]:URL:_default' \
 '--server=[Only routes of this server of the chain]:NAME:(aggregator kube-apiserver apiextensions-apiserver)' \
 '--group=[Only routes of resources of this API group ("core" for the legacy group)]:GROUP:_default' \
 '--resource=[Only routes of this resource (plural, singular, short name or kind; \`deployments.apps\` and \`pods/status\` work too)]:RESOURCE:_default' \
@@ -95,6 +96,7 @@ yaml\:""))' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
+'(--kubeconfig --context --server-url)--offline[Build the built-in catalog offline even when \$KUBECONFIG is set]' \
 '-h[Print help (see more with '\''--help'\'')]' \
 '--help[Print help (see more with '\''--help'\'')]' \
 && ret=0
@@ -107,7 +109,8 @@ _arguments "${_arguments_options[@]}" : \
 '(-f --filename)--patch=[With METHOD PATH\: a patch to send as the body (see --type)]:PATCH:_default' \
 '--type=[The patch type of --patch]:PATCH_TYPE:(json merge strategic apply)' \
 '--verb=[Without METHOD PATH\: what to do with the manifest]:VERB:(create update apply get delete)' \
-'--kubeconfig=[The kubeconfig of the kapi to ask (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
+'--kubeconfig=[The kubeconfig file (default\: every file of \$KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)]:FILE:_files' \
+'--context=[The kubeconfig context to use (default\: its current-context)]:NAME:_default' \
 '-o+[Output format]:OUTPUT:((text\:"One line per stage, with what defaulting and admission changed"
 json\:"The stages as the server recorded them, and the response"))' \
 '--output=[Output format]:OUTPUT:((text\:"One line per stage, with what defaulting and admission changed"
@@ -286,7 +289,8 @@ _arguments "${_arguments_options[@]}" : \
 '--timeout=[How long to wait for the APIService to become Available (0\: do not wait)]:DURATION:_default' \
 '-o+[Print the objects (--dry-run) or the registered APIService in this format]:OUTPUT:(yaml json)' \
 '--output=[Print the objects (--dry-run) or the registered APIService in this format]:OUTPUT:(yaml json)' \
-'--kubeconfig=[The kubeconfig of the kapi to talk to (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
+'--kubeconfig=[The kubeconfig file (default\: every file of \$KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)]:FILE:_files' \
+'--context=[The kubeconfig context to use (default\: its current-context)]:NAME:_default' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
@@ -300,7 +304,8 @@ _arguments "${_arguments_options[@]}" : \
 _arguments "${_arguments_options[@]}" : \
 '-o+[Print the APIServices in this format instead of a table]:OUTPUT:(yaml json)' \
 '--output=[Print the APIServices in this format instead of a table]:OUTPUT:(yaml json)' \
-'--kubeconfig=[The kubeconfig of the kapi to talk to (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
+'--kubeconfig=[The kubeconfig file (default\: every file of \$KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)]:FILE:_files' \
+'--context=[The kubeconfig context to use (default\: its current-context)]:NAME:_default' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
@@ -310,7 +315,8 @@ _arguments "${_arguments_options[@]}" : \
 ;;
 (unregister)
 _arguments "${_arguments_options[@]}" : \
-'--kubeconfig=[The kubeconfig of the kapi to talk to (default\: \$KUBECONFIG, then ./.kapi/admin.kubeconfig)]:FILE:_files' \
+'--kubeconfig=[The kubeconfig file (default\: every file of \$KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)]:FILE:_files' \
+'--context=[The kubeconfig context to use (default\: its current-context)]:NAME:_default' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \

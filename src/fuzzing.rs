@@ -1109,8 +1109,7 @@ fn scratch_dir() -> &'static PathBuf {
     &DIR
 }
 
-/// A kubeconfig, read by `Remote::from_kubeconfig` (its parser is
-/// private) from a file in a scratch directory. Inputs that could name
+/// A kubeconfig, read by `clientcmd::Remote::connect` from a file in a scratch directory. Inputs that could name
 /// device, proc or sys files (unbounded or blocking reads, which the
 /// fuzzer would report as hangs of the harness) are skipped.
 pub fn kubeconfig(input: &[u8]) {
@@ -1128,8 +1127,13 @@ pub fn kubeconfig(input: &[u8]) {
     if std::fs::write(&path, text).is_err() {
         return;
     }
-    let _ = crate::routes::Remote::from_kubeconfig(&path, None);
-    let _ = crate::routes::Remote::from_kubeconfig(&path, Some("https://127.0.0.1:6443/"));
+    let Ok(rt) = tokio::runtime::Builder::new_current_thread().build() else {
+        return;
+    };
+    let mut sel = crate::clientcmd::Selection::file(&path);
+    let _ = rt.block_on(crate::clientcmd::Remote::connect(&sel));
+    sel.server = Some("https://127.0.0.1:6443/".into());
+    let _ = rt.block_on(crate::clientcmd::Remote::connect(&sel));
 }
 
 /// `--token-auth-file`: parsed, and every token of it looked up.

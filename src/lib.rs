@@ -8,6 +8,7 @@ pub mod api;
 pub mod apiextensions;
 pub mod app;
 pub mod auth;
+pub mod clientcmd;
 pub mod config;
 pub mod controlplane;
 pub mod endpoints;

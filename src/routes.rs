@@ -11,11 +11,8 @@
 //! The catalog is the built-in one (offline) or the one a running kapi
 //! describes in its aggregated discovery (with its current CRDs).
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-
 use http::Method;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use crate::api::catalog::{Catalog, Owner, Resource, Subresource};
@@ -676,265 +673,19 @@ fn resource_refusal(r: &Resource, info: &RequestInfo, path_fits: bool) -> (Outco
     nf("no route fits")
 }
 
-/// Why the routes of a running kapi could not be read.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct RemoteError(pub String);
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "kebab-case")]
-struct Kubeconfig {
-    clusters: Vec<Named<ClusterEntry>>,
-    users: Vec<Named<UserEntry>>,
-    contexts: Vec<Named<ContextEntry>>,
-    current_context: String,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Named<T> {
-    name: String,
-    #[serde(alias = "cluster", alias = "user", alias = "context")]
-    value: T,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "kebab-case")]
-struct ClusterEntry {
-    server: String,
-    certificate_authority: Option<PathBuf>,
-    certificate_authority_data: Option<String>,
-    insecure_skip_tls_verify: bool,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default, rename_all = "kebab-case")]
-struct UserEntry {
-    client_certificate: Option<PathBuf>,
-    client_certificate_data: Option<String>,
-    client_key: Option<PathBuf>,
-    client_key_data: Option<String>,
-    token: Option<String>,
-    token_file: Option<PathBuf>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ContextEntry {
-    cluster: String,
-    user: String,
-}
-
-/// A client for the cluster a kubeconfig's current context names.
-pub struct Remote {
-    pub client: reqwest::Client,
-    /// The server URL, without a trailing slash.
-    pub server: String,
-    pub token: Option<String>,
-}
-
-fn read_data(
-    inline: &Option<String>,
-    file: &Option<PathBuf>,
-    base: &Path,
-    what: &str,
-) -> Result<Option<Vec<u8>>, RemoteError> {
-    use base64::Engine as _;
-    if let Some(data) = inline {
-        return base64::engine::general_purpose::STANDARD
-            .decode(data.trim())
-            .map(Some)
-            .map_err(|e| RemoteError(format!("{what}-data is not base64: {e}")));
-    }
-    match file {
-        Some(f) => {
-            let path = base.join(f);
-            std::fs::read(&path)
-                .map(Some)
-                .map_err(|e| RemoteError(format!("{what} {}: {e}", path.display())))
-        }
-        None => Ok(None),
-    }
-}
-
-/// The kubeconfig a client command uses: `explicit` (`--kubeconfig`), else
-/// the first file of `$KUBECONFIG`, else the one `kapi serve` writes in
-/// `./.kapi`.
-pub fn kubeconfig_path(explicit: Option<&Path>) -> PathBuf {
-    explicit
-        .map(Path::to_path_buf)
-        .or_else(|| {
-            std::env::var_os("KUBECONFIG")
-                .and_then(|v| std::env::split_paths(&v).next())
-                .filter(|p| !p.as_os_str().is_empty())
-        })
-        .unwrap_or_else(|| PathBuf::from(".kapi/admin.kubeconfig"))
-}
-
-impl Remote {
-    pub fn from_kubeconfig(path: &Path, server_url: Option<&str>) -> Result<Remote, RemoteError> {
-        let fail = |m: String| RemoteError(format!("--kubeconfig {}: {m}", path.display()));
-        let text = std::fs::read_to_string(path).map_err(|e| fail(e.to_string()))?;
-        let cfg: Kubeconfig = serde_saphyr::from_str(&text)
-            .map_err(|e| fail(format!("not a kubeconfig: {}", one_line(&e.to_string()))))?;
-        let base = path.parent().unwrap_or(Path::new("."));
-        let ctx = cfg
-            .contexts
-            .iter()
-            .find(|c| c.name == cfg.current_context)
-            .ok_or_else(|| {
-                fail(format!(
-                    "current context {:?} is not defined",
-                    cfg.current_context
-                ))
-            })?;
-        let cluster = cfg
-            .clusters
-            .iter()
-            .find(|c| c.name == ctx.value.cluster)
-            .ok_or_else(|| fail(format!("cluster {:?} is not defined", ctx.value.cluster)))?;
-        let user = cfg.users.iter().find(|u| u.name == ctx.value.user);
-        let server = server_url
-            .unwrap_or(&cluster.value.server)
-            .trim_end_matches('/')
-            .to_string();
-        if server.is_empty() {
-            return Err(fail(format!("cluster {:?} has no server", cluster.name)));
-        }
-        let _ = crate::crypto_provider();
-        let mut b = reqwest::Client::builder().timeout(Duration::from_secs(30));
-        let c = &cluster.value;
-        if let Some(ca) = read_data(
-            &c.certificate_authority_data,
-            &c.certificate_authority,
-            base,
-            "certificate-authority",
-        )
-        .map_err(|e| fail(e.0))?
-        {
-            let certs = reqwest::Certificate::from_pem_bundle(&ca)
-                .map_err(|e| fail(format!("certificate-authority: {e}")))?;
-            b = b.tls_certs_only(certs);
-        }
-        if c.insecure_skip_tls_verify {
-            b = b.danger_accept_invalid_certs(true);
-        }
-        let mut token = None;
-        if let Some(named) = user {
-            let u = &named.value;
-            let cert = read_data(
-                &u.client_certificate_data,
-                &u.client_certificate,
-                base,
-                "client-certificate",
-            )
-            .map_err(|e| fail(e.0))?;
-            let key = read_data(&u.client_key_data, &u.client_key, base, "client-key")
-                .map_err(|e| fail(e.0))?;
-            // Half a client certificate is an error, as client-go makes it,
-            // never a silent fall back to anonymous.
-            match (cert, key) {
-                (Some(mut cert), Some(key)) => {
-                    cert.push(b'\n');
-                    cert.extend(key);
-                    let id = reqwest::Identity::from_pem(&cert)
-                        .map_err(|e| fail(format!("client certificate: {e}")))?;
-                    b = b.identity(id);
-                }
-                (Some(_), None) => {
-                    return Err(fail(format!(
-                        "client-key-data or client-key must be specified for {} to use the clientCert authentication method",
-                        named.name
-                    )))
-                }
-                (None, Some(_)) => {
-                    return Err(fail(format!(
-                        "client-cert-data or client-cert must be specified for {} to use the clientCert authentication method",
-                        named.name
-                    )))
-                }
-                (None, None) => {}
-            }
-            token = match (&u.token, &u.token_file) {
-                (Some(t), _) => Some(t.clone()),
-                (None, Some(f)) => {
-                    let p = base.join(f);
-                    Some(
-                        std::fs::read_to_string(&p)
-                            .map_err(|e| fail(format!("tokenFile {}: {e}", p.display())))?
-                            .trim()
-                            .to_string(),
-                    )
-                }
-                _ => None,
-            };
-        }
-        let client = b.build().map_err(|e| fail(e.to_string()))?;
-        Ok(Remote {
-            client,
-            server,
-            token,
-        })
-    }
-
-    pub async fn get_json(&self, path: &str, accept: &str) -> Result<Value, RemoteError> {
-        let url = format!("{}{path}", self.server);
-        let mut req = self.client.get(&url).header(http::header::ACCEPT, accept);
-        if let Some(t) = &self.token {
-            req = req.bearer_auth(t);
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| RemoteError(format!("GET {url}: {}", error_chain(&e))))?;
-        let status = resp.status();
-        let body = resp
-            .bytes()
-            .await
-            .map_err(|e| RemoteError(format!("GET {url}: {}", error_chain(&e))))?;
-        if !status.is_success() {
-            let msg = serde_json::from_slice::<Value>(&body)
-                .ok()
-                .and_then(|v| v.get("message").and_then(Value::as_str).map(String::from))
-                .unwrap_or_else(|| String::from_utf8_lossy(&body).trim().to_string());
-            return Err(RemoteError(format!(
-                "GET {url}: {status}: {}",
-                one_line(&msg)
-            )));
-        }
-        serde_json::from_slice(&body).map_err(|e| RemoteError(format!("GET {url}: not JSON: {e}")))
-    }
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        cur = s.source();
-    }
-    one_line(&parts.join(": "))
-}
+use crate::clientcmd::{Remote, RemoteError};
 
 /// The Accept header of aggregated discovery v2.
 pub const AGGREGATED_DISCOVERY: &str =
     "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 
 /// The catalog a running kapi (or any Kubernetes API server) describes in
-/// its aggregated discovery (`/api` and `/apis`), with the credentials of
-/// `kubeconfig`'s current context; `server_url` overrides its server.
+/// its aggregated discovery (`/api` and `/apis`), with the server and
+/// credentials `selection` picks.
 pub async fn fetch_catalog(
-    kubeconfig: &Path,
-    server_url: Option<&str>,
+    selection: &crate::clientcmd::Selection,
 ) -> Result<Catalog, RemoteError> {
-    let remote = Remote::from_kubeconfig(kubeconfig, server_url)?;
+    let remote = Remote::connect(selection).await?;
     let mut docs = Vec::new();
     for path in ["/api", "/apis"] {
         let doc = remote.get_json(path, AGGREGATED_DISCOVERY).await?;

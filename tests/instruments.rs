@@ -19,7 +19,11 @@ fn kapi() -> Command {
 
 /// Runs `kapi ARGS` and returns (exit code, stdout, stderr).
 fn kapi_out(args: &[&str]) -> (i32, String, String) {
-    let out = kapi().args(args).output().expect("run kapi");
+    output(kapi().args(args))
+}
+
+fn output(c: &mut Command) -> (i32, String, String) {
+    let out = c.output().expect("run kapi");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -344,11 +348,6 @@ fn routes_errors_are_one_line() {
     fails(&["routes", "--match", "G/T", "/x"], 2, "HTTP method");
     fails(&["routes", "--match", "GET", "nope"], 2, "starting with /");
     fails(
-        &["routes", "--server-url", "https://127.0.0.1:1"],
-        2,
-        "--kubeconfig",
-    );
-    fails(
         &["routes", "--kubeconfig", "/nonexistent/kubeconfig"],
         1,
         "/nonexistent/kubeconfig",
@@ -412,8 +411,8 @@ fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
     }
 }
 
-#[test]
-fn routes_of_a_running_kapi_include_its_crds() {
+/// A running kapi serving the Widget CRD.
+fn kapi_with_widgets() -> Kapi {
     let k = Kapi::start(&[]);
     kubectl_stdin(&k, &["create", "-f", "-"], WIDGET_CRD);
     wait_until(
@@ -421,6 +420,12 @@ fn routes_of_a_running_kapi_include_its_crds() {
         Duration::from_secs(30),
         || run(k.kubectl().args(["get", "widgets"])).0,
     );
+    k
+}
+
+#[test]
+fn routes_of_a_running_kapi_include_its_crds() {
+    let k = kapi_with_widgets();
     let kc = k.kubeconfig.to_string_lossy().into_owned();
     let out = ok(&[
         "routes",
@@ -1029,4 +1034,127 @@ fn half_a_client_certificate_is_an_error() {
         "{err}"
     );
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+/// Runs kapi in `dir` with only the environment given (no inherited
+/// KUBECONFIG or HOME): (exit code, stdout, stderr).
+fn kapi_in(dir: &std::path::Path, env: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    let mut c = kapi();
+    c.current_dir(dir).env_remove("KUBECONFIG").env("HOME", dir);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    output(c.args(args))
+}
+
+/// Issue 23 point 8: every client command finds its server as kubectl
+/// does: $KUBECONFIG's files merged (first to set a value wins, missing
+/// ones skipped), --context, and a hint to start kapi when nothing names one.
+#[test]
+fn client_commands_find_the_server_as_kubectl_does() {
+    let k = kapi_with_widgets();
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Nothing names a server: one line that says how to get one, not an
+    // error about a --kubeconfig the user never typed.
+    for args in [
+        &["trace-request", "GET", "/api"][..],
+        &["apiservice", "list"],
+        &["routes", "--context", "kapi"],
+    ] {
+        let (code, _, err) = kapi_in(dir.path(), &[], args);
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(
+            err.contains("kapi serve") && !err.contains("--kubeconfig .kapi"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+    }
+    // Offline routes need no server.
+    let (code, out, _) = kapi_in(dir.path(), &[], &["routes", "--resource", "pods"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("/api/v1/namespaces/{namespace}/pods"));
+    // A first file whose current context points at a dead server, then a
+    // missing file, then kapi's: merged, the first current-context wins.
+    let dead = dir.path().join("dead.kubeconfig");
+    std::fs::write(
+        &dead,
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: dead\n  cluster: {server: \"https://127.0.0.1:1\"}\ncontexts:\n- name: dead\n  context: {cluster: dead, user: nobody}\nusers:\n- name: nobody\n  user: {token: abc}\ncurrent-context: dead\n",
+    )
+    .expect("write");
+    let list = std::env::join_paths([
+        dead.clone(),
+        dir.path().join("missing.kubeconfig"),
+        k.kubeconfig.clone(),
+    ])
+    .expect("join");
+    let list = list.to_string_lossy().into_owned();
+    let env = [("KUBECONFIG", list.as_str())];
+    let (code, _, err) = kapi_in(
+        dir.path(),
+        &env,
+        &["routes", "--server", "apiextensions-apiserver"],
+    );
+    assert_eq!(code, 1, "$KUBECONFIG is honoured by routes: {err}");
+    assert!(
+        err.contains("https://127.0.0.1:1") && err.contains("cannot connect"),
+        "{err}"
+    );
+    // --context picks kapi's context out of the merged files: the routes
+    // are the running server's, with its CRD.
+    let context = std::fs::read_to_string(&k.kubeconfig)
+        .expect("kubeconfig")
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("current-context:")
+                .map(|c| c.trim().trim_matches('"').to_string())
+        })
+        .expect("current-context");
+    let (code, out, err) = kapi_in(
+        dir.path(),
+        &env,
+        &[
+            "routes",
+            "--context",
+            &context,
+            "--server",
+            "apiextensions-apiserver",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("/apis/example.com/v1/namespaces/{namespace}/widgets"),
+        "{out}"
+    );
+    let (code, out, err) = kapi_in(
+        dir.path(),
+        &env,
+        &["apiservice", "list", "--context", &context, "-o", "json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("v1.example.com"), "{out}");
+    let (code, out, err) = kapi_in(
+        dir.path(),
+        &env,
+        &[
+            "trace-request",
+            "GET",
+            "/apis/example.com/v1/namespaces/default/widgets",
+            "--context",
+            &context,
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("-> 200"), "{out}");
+    // An unknown context is kubectl's error.
+    let (code, _, err) = kapi_in(dir.path(), &env, &["routes", "--context", "nosuch"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("context \"nosuch\" does not exist"), "{err}");
+    // --offline keeps the built-in catalog whatever $KUBECONFIG says.
+    let (code, out, _) = kapi_in(
+        dir.path(),
+        &env,
+        &["routes", "--offline", "--server", "apiextensions-apiserver"],
+    );
+    assert_eq!(code, 0);
+    assert!(!out.contains("example.com"), "{out}");
 }

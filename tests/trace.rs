@@ -25,6 +25,19 @@ fn trace(k: &Kapi, manifest: &str, extra: &[&str]) -> (bool, Value, String) {
     (ok, v, err)
 }
 
+/// `kapi trace-request ARGS -o json` against `k`: the report.
+fn trace_json(k: &Kapi, args: &[&str]) -> Value {
+    let (ok, out, err) = common::run(
+        Command::new(common::kapi_bin())
+            .arg("trace-request")
+            .args(args)
+            .args(["-o", "json", "--kubeconfig"])
+            .arg(&k.kubeconfig),
+    );
+    assert!(ok, "trace-request {args:?}: {err}");
+    serde_json::from_str(&out).expect("json")
+}
+
 fn stage<'a>(v: &'a Value, name: &str) -> Option<&'a Value> {
     v["stages"]
         .as_array()?
@@ -115,6 +128,16 @@ fn create_is_traced_stage_by_stage_as_a_dry_run() {
     let storage = stage(&v, "storage").unwrap();
     assert_eq!(storage["outcome"], "skipped");
     assert_eq!(storage["detail"]["key"], "/registry/pods/default/traced");
+    // A dry run is encoded as upstream's dry-run storage encodes it; only
+    // the write is skipped.
+    let got = names(&v);
+    let at = |n: &str| got.iter().position(|g| g == n);
+    assert!(
+        at("encode") < at("storage") && at("encode").is_some(),
+        "{got:?}"
+    );
+    assert!(stage(&v, "encode").unwrap()["detail"]["bytes"].as_u64() > Some(0));
+    stages_add_up(&v);
     // A dry run stores nothing.
     let resp = common::runtime().block_on(async {
         k.admin_client()
@@ -250,23 +273,72 @@ fn a_request_given_by_hand_with_a_patch_and_the_text_timeline() {
     }
     assert!(out.contains("merge-patch+json"), "{out}");
     // The dry run left the object alone; a GET is traced without dryRun.
-    let (ok, out, err) = common::run(
-        Command::new(common::kapi_bin())
-            .args([
-                "trace-request",
-                "GET",
-                "/api/v1/namespaces/default/configmaps/p",
-                "-o",
-                "json",
-                "--kubeconfig",
-            ])
-            .arg(&k.kubeconfig),
-    );
-    assert!(ok, "{err}");
-    let v: Value = serde_json::from_str(&out).expect("json");
+    let v = trace_json(&k, &["GET", "/api/v1/namespaces/default/configmaps/p"]);
     assert_eq!(v["response"]["data"]["a"], "b");
     assert!(!v["url"].as_str().unwrap_or("").contains("dryRun"));
     assert_eq!(stage(&v, "routing").unwrap()["detail"]["verb"], "get");
+    // A read shows where it was read from and what was encoded, and only
+    // the request's own read (no reads made by the server on the way).
+    let read = stage(&v, "watch cache").expect("watch cache stage");
+    assert_eq!(read["detail"]["key"], "/registry/configmaps/default/p");
+    assert_eq!(read["detail"]["found"], true);
+    assert!(stage(&v, "encode").is_some(), "{v:#}");
+    assert_eq!(
+        names(&v),
+        [
+            "request",
+            "authentication",
+            "authorization",
+            "routing",
+            "watch cache",
+            "encode",
+            "response"
+        ]
+    );
+    stages_add_up(&v);
+    // A list too.
+    let v = trace_json(&k, &["GET", "/api/v1/namespaces/default/configmaps"]);
+    let read = stage(&v, "watch cache").expect("watch cache stage");
+    assert_eq!(read["detail"]["operation"], "list");
+    assert!(read["detail"]["items"].as_u64() >= Some(1), "{read}");
+    // A PATCH shows what it changed, and is encoded though a dry run.
+    let v = trace_json(
+        &k,
+        &[
+            "PATCH",
+            "/api/v1/namespaces/default/configmaps/p",
+            "-p",
+            r#"{"data":{"added":"x"}}"#,
+            "--type",
+            "merge",
+        ],
+    );
+    let diff = stage(&v, "diff").expect("diff stage")["detail"]["patch"].clone();
+    assert!(
+        diff.as_array()
+            .into_iter()
+            .flatten()
+            .any(|op| op["op"] == "add" && op["path"] == "/data/added" && op["value"] == "x"),
+        "{diff:#}"
+    );
+    assert!(!diff.to_string().contains("resourceVersion"), "{diff:#}");
+    assert!(stage(&v, "encode").is_some(), "{v:#}");
+    stages_add_up(&v);
+}
+
+/// Each stage's time runs from the end of the one before, so the rows add
+/// up to the total (each rounded to a microsecond).
+fn stages_add_up(v: &Value) {
+    let stages = v["stages"].as_array().expect("stages");
+    let sum: u64 = stages.iter().filter_map(|s| s["micros"].as_u64()).sum();
+    let total = v["totalMicros"]
+        .as_u64()
+        .or(v["total_micros"].as_u64())
+        .expect("total");
+    assert!(
+        total >= sum && total - sum <= stages.len() as u64,
+        "stages sum to {sum} µs, the total is {total} µs: {v:#}"
+    );
 }
 
 #[test]

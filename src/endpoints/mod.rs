@@ -784,13 +784,17 @@ impl ResourceHandler {
         }
         match info.verb.as_str() {
             "get" => {
-                let obj = registry
-                    .get_object(ns, name, q.get("resourceVersion"))
-                    .await?;
+                let obj = crate::trace::request_read(registry.get_object(
+                    ns,
+                    name,
+                    q.get("resourceVersion"),
+                ))
+                .await?;
                 Ok(self.object_response(&registry, StatusCode::OK, obj, output))
             }
             "list" => {
-                let list = registry.list(ns, &q.list_params(false)?).await?;
+                let params = q.list_params(false)?;
+                let list = crate::trace::request_read(registry.list(ns, &params)).await?;
                 Ok(self.list_response(&registry, list, output))
             }
             "watch" => self.watch(&registry, info, &q, output).await,
@@ -1389,9 +1393,12 @@ impl ResourceHandler {
                 "get" => Ok(self.object_response(
                     registry,
                     StatusCode::OK,
-                    registry
-                        .get_object(ns, name, q.get("resourceVersion"))
-                        .await?,
+                    crate::trace::request_read(registry.get_object(
+                        ns,
+                        name,
+                        q.get("resourceVersion"),
+                    ))
+                    .await?,
                     output,
                 )),
                 "update" => {

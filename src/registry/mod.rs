@@ -873,6 +873,8 @@ impl Registry {
         }
         let name = meta::name(&obj).to_string();
         if opts.dry_run {
+            // Encoded for what it shows (a conversion that fails, fails it).
+            self.encode_for_storage(&obj)?;
             trace::stage(
                 trace::start(),
                 "storage",
@@ -898,13 +900,7 @@ impl Registry {
         let mut name = name;
         let mut attempt = 1;
         let (bytes, rv) = loop {
-            let began = trace::start();
-            let bytes = Self::encode(&conversion::to_storage(
-                &self.registries,
-                &self.resource,
-                obj.clone(),
-            )?);
-            trace::stage(began, "encode", "ok", || self.encode_detail(bytes.len()));
+            let bytes = self.encode_for_storage(&obj)?;
             let key = self.key(namespace, &name);
             let began = trace::start();
             let created = self.registries.store().create(&key, bytes.clone()).await;
@@ -940,16 +936,45 @@ impl Registry {
 
     /// What a trace shows of encoding: the conversion from the served to
     /// the storage version, and the size stored.
-    fn encode_detail(&self, bytes: usize) -> Value {
-        let storage = if self.resource.storage_group.is_empty() {
+    /// The object as stored: converted to the storage version and encoded
+    /// (the `encode` stage of a trace).
+    fn encode_for_storage(&self, obj: &Value) -> Result<Bytes, ApiError> {
+        let began = trace::start();
+        let bytes = Self::encode(&conversion::to_storage(
+            &self.registries,
+            &self.resource,
+            obj.clone(),
+        )?);
+        trace::stage(began, "encode", "ok", || self.encode_detail(bytes.len()));
+        Ok(bytes)
+    }
+
+    /// The storage version, as an apiVersion.
+    fn storage_api_version(&self) -> String {
+        if self.resource.storage_group.is_empty() {
             self.resource.storage_version.clone()
         } else {
             format!(
                 "{}/{}",
                 self.resource.storage_group, self.resource.storage_version
             )
-        };
+        }
+    }
+
+    fn encode_detail(&self, bytes: usize) -> Value {
+        let storage = self.storage_api_version();
         json!({"conversion": format!("{} -> {storage}", self.resource.api_version()), "storageVersion": storage, "bytes": bytes})
+    }
+
+    /// What a read converts: from the storage version to the one served.
+    fn decode_detail(&self, bytes: usize) -> Value {
+        let storage = self.storage_api_version();
+        let conversion = if conversion::needed(&self.resource) {
+            format!("{storage} -> {}", self.resource.api_version())
+        } else {
+            format!("none ({storage} is served as stored)")
+        };
+        json!({"conversion": conversion, "bytes": bytes})
     }
 
     /// Stored bytes as the served version shows them (no work when they
@@ -996,13 +1021,37 @@ impl Registry {
             None => 0,
         };
         let key = self.key(namespace, name);
-        let obj = self
-            .cacher()?
-            .get(&key, consistent, not_older_than)
-            .await
-            .map_err(|e| storage_err(&self.resource, "get", name, e))?;
-        obj.map(|o| self.served(o.json.clone()))
-            .ok_or_else(|| ApiError::not_found(&self.resource.group, &self.resource.plural, name))
+        let began = trace::start_read();
+        let obj = self.cacher()?.get(&key, consistent, not_older_than).await;
+        trace::stage(
+            began,
+            "watch cache",
+            if matches!(obj, Ok(Some(_))) {
+                "ok"
+            } else {
+                "error"
+            },
+            || {
+                json!({
+                    "operation": "get",
+                    "key": key,
+                    "read": if consistent { "consistent (waits for the cache to reach storage's revision)" } else { "any revision at least resourceVersion" },
+                    "found": matches!(obj, Ok(Some(_))),
+                })
+            },
+        );
+        let obj = obj.map_err(|e| storage_err(&self.resource, "get", name, e))?;
+        let Some(o) = obj else {
+            return Err(ApiError::not_found(
+                &self.resource.group,
+                &self.resource.plural,
+                name,
+            ));
+        };
+        let began = trace::start_read();
+        let bytes = self.served(o.json.clone());
+        trace::stage(began, "encode", "ok", || self.decode_detail(bytes.len()));
+        Ok(bytes)
     }
 
     fn filter(&self, namespace: &str, params: &ListParams) -> Result<Filter, ApiError> {
@@ -1087,35 +1136,52 @@ impl Registry {
                 predicate: (!unfiltered).then_some(predicate),
                 ..opts
             };
-            let mut res = self
-                .registries
-                .store()
-                .list(&prefix, &opts)
-                .await
-                .map_err(|e| storage_err(&self.resource, "list", name_for_errors, e))?;
+            let began = trace::start_read();
+            let listed = self.registries.store().list(&prefix, &opts).await;
+            trace::result(
+                began,
+                "storage",
+                &listed,
+                || json!({"operation": "list", "prefix": prefix, "read": "from storage (a later page, or an exact resourceVersion)", "items": listed.as_ref().map(|r| r.items.len()).unwrap_or(0)}),
+            );
+            let mut res =
+                listed.map_err(|e| storage_err(&self.resource, "list", name_for_errors, e))?;
             if filter.label.is_empty() && filter.field.is_empty() {
                 // remainingItemCount is only exact without selectors.
             } else {
                 res.remaining_item_count = None;
             }
+            let began = trace::start_read();
+            let items: Vec<Bytes> = res.items.iter().map(|o| self.served(o.to_json())).collect();
+            trace::stage(began, "encode", "ok", || {
+                self.decode_detail(items.iter().map(Bytes::len).sum())
+            });
             return Ok(ListOut {
-                items: res.items.iter().map(|o| self.served(o.to_json())).collect(),
+                items,
                 cached: Vec::new(),
                 resource_version: res.resource_version,
                 continue_token: res.continue_token,
                 remaining_item_count: res.remaining_item_count,
             });
         }
-        let res = self
-            .cacher()?
-            .list(&filter, &opts)
-            .await
-            .map_err(|e| storage_err(&self.resource, "list", name_for_errors, e))?;
+        let began = trace::start_read();
+        let listed = self.cacher()?.list(&filter, &opts).await;
+        trace::result(
+            began,
+            "watch cache",
+            &listed,
+            || json!({"operation": "list", "prefix": filter.key_prefix.as_deref().unwrap_or(&self.key_root), "items": listed.as_ref().map(|r| r.items.len()).unwrap_or(0)}),
+        );
+        let res = listed.map_err(|e| storage_err(&self.resource, "list", name_for_errors, e))?;
+        let began = trace::start_read();
         let items: Vec<Bytes> = res
             .items
             .iter()
             .map(|o| self.served(o.json.clone()))
             .collect();
+        trace::stage(began, "encode", "ok", || {
+            self.decode_detail(items.iter().map(Bytes::len).sum())
+        });
         let unchanged = items
             .iter()
             .zip(&res.items)
@@ -1316,6 +1382,18 @@ impl Registry {
             attrs.object = Some(new);
             warnings.extend(self.registries.validate_admission(&attrs).await?);
             let new = attrs.object.take().unwrap_or(Value::Null);
+            trace::stage(trace::start(), "diff", "ok", || {
+                // The revision is storage's to set; everything else shows.
+                let unversioned = |v: &Value| {
+                    let mut v = v.clone();
+                    meta::meta_mut(&mut v).remove("resourceVersion");
+                    v
+                };
+                json!({"patch": trace::diff(&unversioned(&old), &unversioned(&new))})
+            });
+            // A dry run is encoded too (a conversion that fails, fails it),
+            // as upstream's dry-run storage does; only the write is skipped.
+            let bytes = self.encode_for_storage(&new)?;
             if opts.dry_run {
                 trace::stage(
                     trace::start(),
@@ -1333,13 +1411,6 @@ impl Registry {
                     created: false,
                 });
             }
-            let began = trace::start();
-            let bytes = Self::encode(&conversion::to_storage(
-                &self.registries,
-                &self.resource,
-                new,
-            )?);
-            trace::stage(began, "encode", "ok", || self.encode_detail(bytes.len()));
             if bytes == current.value {
                 trace::stage(
                     trace::start(),

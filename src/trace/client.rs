@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::{parse_header, Report, REQUEST_HEADER, RESPONSE_HEADER};
-use crate::routes::Remote;
+use crate::clientcmd::Remote;
 
 /// What to do with the manifest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,7 +175,7 @@ pub async fn trace(remote: &Remote, req: Request, commit: bool) -> Result<Traced
     let resp = req
         .send()
         .await
-        .map_err(|e| format!("{method} {url}: {e}"))?;
+        .map_err(|e| crate::clientcmd::request_error(&method, &url, &e))?;
     let status = resp.status().as_u16();
     let header = resp
         .headers()
@@ -185,7 +185,7 @@ pub async fn trace(remote: &Remote, req: Request, commit: bool) -> Result<Traced
     let bytes = resp
         .bytes()
         .await
-        .map_err(|e| format!("{method} {url}: {e}"))?;
+        .map_err(|e| crate::clientcmd::request_error(&method, &url, &e))?;
     let body = serde_json::from_slice(&bytes)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
     let report = match header {

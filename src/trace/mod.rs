@@ -29,7 +29,7 @@ const MAX_DETAIL_BYTES: usize = 8 * 1024;
 #[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq)]
 pub struct Stage {
     pub name: String,
-    /// Time spent in the stage.
+    /// Time spent in the stage, counted from the end of the one before.
     pub micros: u64,
     /// "ok", "error" or "skipped".
     pub outcome: String,
@@ -48,17 +48,26 @@ pub struct Report {
 pub struct Trace {
     started: Instant,
     stages: Mutex<Vec<Stage>>,
+    /// When the last stage ended: a stage's time runs from there, so the
+    /// stages add up to the total (work between two traced steps counts
+    /// for the later one).
+    last_end: Mutex<Instant>,
 }
 
 tokio::task_local! {
     static CURRENT: Arc<Trace>;
+    /// Set around the read a GET or LIST asks for, so the reads admission
+    /// and the strategies make on the way are not shown as the request's.
+    static REQUEST_READ: ();
 }
 
 impl Trace {
     pub fn new() -> Arc<Trace> {
+        let now = Instant::now();
         Arc::new(Trace {
-            started: Instant::now(),
+            started: now,
             stages: Mutex::new(Vec::new()),
+            last_end: Mutex::new(now),
         })
     }
 
@@ -67,10 +76,13 @@ impl Trace {
         CURRENT.scope(self.clone(), fut).await
     }
 
+    /// The stages so far; the total runs to the end of the last one, so
+    /// the stages add up to it.
     pub fn report(&self) -> Report {
+        let end = self.last_end.lock().map(|l| *l).unwrap_or(self.started);
         Report {
             stages: self.stages.lock().map(|s| s.clone()).unwrap_or_default(),
-            total_micros: self.started.elapsed().as_micros() as u64,
+            total_micros: end.saturating_duration_since(self.started).as_micros() as u64,
         }
     }
 
@@ -92,12 +104,37 @@ pub fn start() -> Option<Instant> {
     active().then(Instant::now)
 }
 
-/// Records a stage begun at `began` (from [`start`]); `detail` runs only
-/// when the request is traced.
+/// Runs `fut`, the read the request asked for; its storage and encode
+/// stages are recorded ([`start_read`]).
+pub async fn request_read<F: std::future::Future>(fut: F) -> F::Output {
+    if active() {
+        REQUEST_READ.scope((), fut).await
+    } else {
+        fut.await
+    }
+}
+
+/// [`start`] for the stages of a read: only inside [`request_read`].
+pub fn start_read() -> Option<Instant> {
+    (active() && REQUEST_READ.try_with(|_| ()).is_ok()).then(Instant::now)
+}
+
+/// Records a stage that ends now (`began`, from [`start`], only says the
+/// request is traced); `detail` runs only when it is.
 pub fn stage(began: Option<Instant>, name: &str, outcome: &str, detail: impl FnOnce() -> Value) {
-    let Some(began) = began else { return };
-    let micros = began.elapsed().as_micros() as u64;
+    if began.is_none() {
+        return;
+    }
     let _ = CURRENT.try_with(|t| {
+        let now = Instant::now();
+        let micros = match t.last_end.lock() {
+            Ok(mut last) => {
+                let since = now.saturating_duration_since(*last);
+                *last = now;
+                since.as_micros() as u64
+            }
+            Err(_) => 0,
+        };
         let mut detail = detail();
         if let Ok(s) = serde_json::to_string(&detail) {
             if s.len() > MAX_DETAIL_BYTES {
