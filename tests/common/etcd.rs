@@ -99,8 +99,19 @@ impl Drop for EtcdMember {
 
 impl EtcdCluster {
     pub fn start(size: usize) -> EtcdCluster {
-        let names: Vec<String> = (0..size).map(|i| format!("m{i}")).collect();
         let peers: Vec<(u16, u16)> = (0..size).map(|_| (free_port(), free_port())).collect();
+        EtcdCluster::start_on(peers)
+    }
+
+    /// One member serving clients on `client_port` (as examples that name
+    /// etcd's default, 2379, need).
+    pub fn start_with_client_port(client_port: u16) -> EtcdCluster {
+        EtcdCluster::start_on(vec![(client_port, free_port())])
+    }
+
+    fn start_on(peers: Vec<(u16, u16)>) -> EtcdCluster {
+        let size = peers.len();
+        let names: Vec<String> = (0..size).map(|i| format!("m{i}")).collect();
         let initial: Vec<String> = names
             .iter()
             .zip(&peers)
