@@ -15,8 +15,20 @@ pub async fn send(
             .body(b.to_string());
     }
     let resp = r.send().await.expect("send");
+    answer(resp).await
+}
+
+/// The status and JSON body; an error's `Status` message is checked for
+/// Rust Debug shapes.
+async fn answer(resp: reqwest::Response) -> (u16, Value) {
     let code = resp.status().as_u16();
-    (code, resp.json::<Value>().await.unwrap_or(Value::Null))
+    let body = resp.json::<Value>().await.unwrap_or(Value::Null);
+    if code >= 400 {
+        if let Some(m) = body["message"].as_str() {
+            super::assert_no_debug_shapes("a Status message", m);
+        }
+    }
+    (code, body)
 }
 
 pub async fn merge_patch(c: &reqwest::Client, url: &str, body: Value) -> (u16, Value) {
@@ -27,6 +39,5 @@ pub async fn merge_patch(c: &reqwest::Client, url: &str, body: Value) -> (u16, V
         .send()
         .await
         .expect("patch");
-    let code = resp.status().as_u16();
-    (code, resp.json::<Value>().await.unwrap_or(Value::Null))
+    answer(resp).await
 }

@@ -42,6 +42,8 @@ pub fn run_limited(cmd: &mut Command, limit: Duration) -> Out {
     }
     let stdout = to.join().unwrap_or_default();
     let stderr = te.join().unwrap_or_default();
+    // kubectl's errors carry kapi's Status messages.
+    super::assert_no_debug_shapes(&format!("{shown}'s standard error"), &stderr);
     match status {
         Some(s) => Out {
             ok: s.success(),

@@ -22,6 +22,8 @@ pub struct Kapi {
     pub kubeconfig: PathBuf,
     _tmp: Option<tempfile::TempDir>,
     pub stderr_lines: mpsc::Receiver<String>,
+    /// Started with `-v`: its log may show more than a user's.
+    verbose: bool,
 }
 
 pub fn kapi_bin() -> &'static str {
@@ -87,6 +89,9 @@ impl Kapi {
             kubeconfig: kubeconfig.expect("kubeconfig"),
             _tmp: None,
             stderr_lines: erx,
+            verbose: extra
+                .iter()
+                .any(|a| *a == "-v" || a.starts_with("--v") || a.starts_with("-v=")),
         }
     }
 
@@ -159,6 +164,10 @@ impl Kapi {
             .write_all(input.as_bytes())
             .expect("write kubectl stdin");
         let out = child.wait_with_output().expect("kubectl output");
+        assert_no_debug_shapes(
+            "kubectl's standard error",
+            &String::from_utf8_lossy(&out.stderr),
+        );
         (
             out.status.success(),
             String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -184,6 +193,11 @@ impl Drop for Kapi {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // The log at default verbosity, as far as the test left it unread.
+        if !self.verbose && !std::thread::panicking() {
+            let lines: Vec<String> = self.stderr_lines.try_iter().collect();
+            assert_no_debug_shapes("kapi's log at default verbosity", &lines.join("\n"));
+        }
     }
 }
 
@@ -238,14 +252,37 @@ fn which(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// Runs a command and returns (success, stdout, stderr).
+/// Runs a command and returns (success, stdout, stderr). What kapi writes
+/// to standard error is checked for Rust Debug shapes.
 pub fn run(cmd: &mut Command) -> (bool, String, String) {
     let out = cmd.output().expect("run command");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if Path::new(cmd.get_program()) == Path::new(kapi_bin()) {
+        assert_no_debug_shapes("kapi's standard error", &stderr);
+    }
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+        stderr,
     )
+}
+
+/// Shapes of Rust's `Debug` formatting, which no user should read: in a
+/// CLI error, a `Status` message or a log line at default verbosity.
+pub const DEBUG_SHAPES: &[&str] = &[
+    "Error(",
+    "Some(",
+    "{ kind:",
+    "tonic::",
+    "Os { code",
+    "Custom { kind",
+];
+
+/// Fails when `text` carries a Debug shape.
+pub fn assert_no_debug_shapes(what: &str, text: &str) {
+    if let Some(shape) = DEBUG_SHAPES.iter().find(|s| text.contains(*s)) {
+        panic!("{what} shows Rust's Debug formatting ({shape}):\n{text}");
+    }
 }
 
 pub fn runtime() -> tokio::runtime::Runtime {
