@@ -28,7 +28,7 @@ use crate::registry::Registries;
 use crate::server::filters::{self, ChainState};
 use crate::server::healthz::HealthCheck;
 use crate::server::hooks::PostStartHooks;
-use crate::server::instance_lock::{InstanceLock, LockError};
+use crate::server::instance_lock::InstanceLock;
 use crate::server::metrics::Metrics;
 use crate::server::serve::{self, TlsServing};
 use crate::server::{chain, GenericServer, RouteInfo};
@@ -111,10 +111,8 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let t0 = Instant::now();
     // Before anything is written to the data dir: a second server must not
     // touch the first one's certificates or kubeconfig.
-    let lock = InstanceLock::acquire(&cfg.data_dir).map_err(|e| match e {
-        e @ LockError::Held { .. } => anyhow::anyhow!("--data-dir {e}"),
-        e => anyhow::anyhow!("--data-dir: {e}"),
-    })?;
+    let lock =
+        InstanceLock::acquire(&cfg.data_dir).map_err(|e| anyhow::anyhow!("--data-dir {e}"))?;
 
     obs.step("certificates");
     let names = ServingNames::standard(cfg.advertise_address, cfg.first_service_ip());
@@ -356,6 +354,35 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         &background,
         &informers,
     );
+    let apf = cfg.enable_priority_and_fairness.then(|| {
+        let counts = metrics.clone();
+        let apf = crate::server::flowcontrol::Apf::new(
+            cfg.max_requests_inflight + cfg.max_mutating_requests_inflight,
+            cfg.request_timeout,
+            Arc::new(move |resource: &str| counts.storage_objects_of(resource)),
+        );
+        let rendered = apf.clone();
+        metrics.add_collector(Arc::new(move |out: &mut String| rendered.render(out)));
+        let (apf_hook, apf_registries, apf_informers, apf_stop) = (
+            apf.clone(),
+            registries.clone(),
+            informers.clone(),
+            background.child_token(),
+        );
+        hooks.add(
+            "priority-and-fairness-config-producer",
+            move || async move {
+                tokio::spawn(crate::server::flowcontrol::run(
+                    apf_hook,
+                    apf_registries,
+                    apf_informers,
+                    apf_stop,
+                ));
+                Ok(())
+            },
+        );
+        apf
+    });
     let completion = autoregister.clone();
     let autoregister_check = HealthCheck::new("autoregister-completion", move || {
         let done = completion.completion();
@@ -410,6 +437,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         mutating_inflight: Semaphore::new(cfg.max_mutating_requests_inflight as usize),
         request_timeout: cfg.request_timeout,
         audit: auditor,
+        apf,
     });
     let app = filters::build(router, state);
     obs.done(

@@ -231,6 +231,13 @@ struct Started {
     lines: std::sync::mpsc::Receiver<String>,
 }
 
+impl Drop for Started {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 impl Started {
     /// Runs `example` through bash in `cwd` and waits for a line starting
     /// with `ready` on its standard output.
@@ -273,7 +280,7 @@ impl Started {
         Started { child, lines }
     }
 
-    /// SIGTERM; the server must stop cleanly.
+    /// SIGTERM; the server must stop cleanly (a failing test kills it on drop).
     fn stop(mut self, example: &str) {
         common::unsafe_kill(self.child.id(), 15);
         let status = common::wait_timeout(&mut self.child, std::time::Duration::from_secs(30))
@@ -327,12 +334,11 @@ fn examples_that_start_servers_run_as_written() {
     assert!(serves.len() >= 4, "{serves:?}");
     for example in serves {
         let s = Started::run(example, cwd, &path, "kapi listening on ");
-        let kubeconfig = s
-            .lines
-            .recv_timeout(std::time::Duration::from_secs(5))
-            .ok()
-            .and_then(|l| l.strip_prefix("export KUBECONFIG=").map(String::from))
-            .unwrap_or_else(|| panic!("{example}: no export KUBECONFIG line"));
+        // Standard error's log lines come on the same channel.
+        let kubeconfig =
+            std::iter::from_fn(|| s.lines.recv_timeout(std::time::Duration::from_secs(5)).ok())
+                .find_map(|l| l.strip_prefix("export KUBECONFIG=").map(String::from))
+                .unwrap_or_else(|| panic!("{example}: no export KUBECONFIG line"));
         let (ok, out, err) = run(Command::new(common::kubectl_path())
             .args(["get", "namespace", "default", "-o", "name"])
             .env("KUBECONFIG", &kubeconfig));

@@ -123,6 +123,7 @@ const HONOURED: &[&str] = &[
     "authorization-mode",
     "max-requests-inflight",
     "max-mutating-requests-inflight",
+    "enable-priority-and-fairness",
     "request-timeout",
     "shutdown-delay-duration",
     "audit-policy-file",
@@ -262,10 +263,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
     ("contention-profiling", "no Go profiler"),
     ("profiling", "no Go profiler"),
     ("debug-socket-path", "no Go profiler"),
-    (
-        "enable-priority-and-fairness",
-        "kapi limits requests in flight",
-    ),
     ("authentication-token-webhook-cache-ttl", "no token webhook"),
     ("authentication-token-webhook-version", "no token webhook"),
     (
@@ -741,6 +738,9 @@ impl Personality {
                     .parse()
                     .map_err(|_| parse_err(name, format!("{v} is not a count")))?;
             }
+        }
+        if let Some(v) = cl.bool("enable-priority-and-fairness") {
+            o.enable_priority_and_fairness = v;
         }
         if let Some(v) = cl.get("request-timeout") {
             o.request_timeout =

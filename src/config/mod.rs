@@ -111,13 +111,22 @@ pub struct ServeOptions {
     )]
     pub authorization_mode: Vec<String>,
 
-    /// Most non-mutating requests served at once; more get 429.
+    /// With API Priority and Fairness: the server's seats are this plus
+    /// --max-mutating-requests-inflight. Without: the most non-mutating
+    /// requests served at once; more get 429.
     #[arg(long, default_value_t = 400, value_name = "N")]
     pub max_requests_inflight: u32,
 
-    /// Most mutating requests served at once; more get 429.
+    /// Most mutating requests served at once without API Priority and
+    /// Fairness; with it, part of the server's seats.
     #[arg(long, default_value_t = 200, value_name = "N")]
     pub max_mutating_requests_inflight: u32,
+
+    /// API Priority and Fairness (flowcontrol.apiserver.k8s.io): classify,
+    /// queue fairly and shed with 429. Off: max-in-flight limits, with
+    /// system:masters exempt.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub enable_priority_and_fairness: bool,
 
     /// Deadline for non-long-running requests (Go duration).
     #[arg(long, default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
@@ -385,6 +394,7 @@ pub struct CompletedConfig {
     pub authorization_modes: Vec<AuthorizationMode>,
     pub max_requests_inflight: u32,
     pub max_mutating_requests_inflight: u32,
+    pub enable_priority_and_fairness: bool,
     pub request_timeout: Duration,
     pub shutdown_delay: Duration,
     /// Where the admin kubeconfig goes; `None` writes none (kube-apiserver's way).
@@ -539,6 +549,7 @@ impl ServeOptions {
             authorization_modes,
             max_requests_inflight: self.max_requests_inflight,
             max_mutating_requests_inflight: self.max_mutating_requests_inflight,
+            enable_priority_and_fairness: self.enable_priority_and_fairness,
             request_timeout: self.request_timeout,
             shutdown_delay: self.shutdown_delay_duration,
             controllers: crate::controlplane::manager::Selection::parse(&self.controllers)

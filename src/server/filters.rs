@@ -48,6 +48,8 @@ pub struct ChainState {
     pub mutating_inflight: Semaphore,
     pub request_timeout: Duration,
     pub audit: Option<super::audit::Auditor>,
+    /// API Priority and Fairness; `None` limits by max-in-flight.
+    pub apf: Option<Arc<super::flowcontrol::Apf>>,
 }
 
 pub fn build(router: Router, state: Arc<ChainState>) -> Router {
@@ -55,10 +57,12 @@ pub fn build(router: Router, state: Arc<ChainState>) -> Router {
     router
         .layer(from_fn_with_state(state.clone(), timeout))
         .layer(from_fn_with_state(state.clone(), authorization))
+        // After authentication and impersonation, as upstream: the user a
+        // request acts as decides its priority.
+        .layer(from_fn_with_state(state.clone(), flow_control))
         .layer(from_fn_with_state(state.clone(), impersonation))
         .layer(from_fn_with_state(state.clone(), audit))
         .layer(from_fn_with_state(state.clone(), authentication))
-        .layer(from_fn_with_state(state.clone(), max_in_flight))
         .layer(from_fn_with_state(state.clone(), metrics))
         .layer(axum::middleware::from_fn(trace))
         .layer(axum::middleware::from_fn(request_info))
@@ -427,20 +431,83 @@ async fn metrics(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> 
     resp
 }
 
-async fn max_in_flight(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
+/// API Priority and Fairness, or without it max-in-flight limits (with
+/// system:masters exempt, as upstream's fallback).
+async fn flow_control(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
     let info = info_of(&req);
-    if info.is_long_running() {
+    let Some(user) = req
+        .extensions()
+        .get::<Authenticated>()
+        .map(|a| a.user.clone())
+    else {
+        return next.run(req).await;
+    };
+    let Some(apf) = &s.apf else {
+        if info.is_long_running() || user.groups.iter().any(|g| g == "system:masters") {
+            return next.run(req).await;
+        }
+        let pool = if info.is_mutating() {
+            &s.mutating_inflight
+        } else {
+            &s.readonly_inflight
+        };
+        let Ok(_permit) = pool.try_acquire() else {
+            return too_many_requests();
+        };
+        return next.run(req).await;
+    };
+    // Long-running requests other than watches are not limited (upstream).
+    if info.is_long_running() && info.verb != "watch" {
         return next.run(req).await;
     }
-    let pool = if info.is_mutating() {
-        &s.mutating_inflight
-    } else {
-        &s.readonly_inflight
+    let Some(c) = apf.classify(&user, &info) else {
+        return next.run(req).await;
     };
-    let Ok(_permit) = pool.try_acquire() else {
-        return ApiError::too_many_requests(1).into_response();
+    let limit = query_value(req.uri().query(), "limit").and_then(|l| l.parse().ok());
+    let seats = apf.width(&info, limit);
+    let headers = [
+        (
+            "x-kubernetes-pf-flowschema-uid",
+            HeaderValue::from_str(&c.flow_schema_uid).ok(),
+        ),
+        (
+            "x-kubernetes-pf-prioritylevel-uid",
+            HeaderValue::from_str(&c.priority_level_uid).ok(),
+        ),
+    ];
+    let mut resp = match apf.acquire(&c, seats).await {
+        // A watch holds its seats while it starts, not while it streams.
+        Ok(permit) => {
+            let resp = next.run(req).await;
+            drop(permit);
+            resp
+        }
+        Err(_) => too_many_requests(),
     };
-    next.run(req).await
+    for (name, value) in headers {
+        if let Some(v) = value {
+            resp.headers_mut().insert(name, v);
+        }
+    }
+    resp
+}
+
+/// Upstream's answer to a shed request: plain text and `Retry-After`.
+fn too_many_requests() -> Response {
+    let mut resp = (
+        http::StatusCode::TOO_MANY_REQUESTS,
+        [
+            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
+            (header::RETRY_AFTER, "1"),
+        ],
+        "Too many requests, please try again later.\n",
+    )
+        .into_response();
+    resp.headers_mut().insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    resp
 }
 
 fn bearer_token(req: &Request) -> Option<String> {

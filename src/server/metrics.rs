@@ -127,6 +127,11 @@ impl Metrics {
             .insert(resource.to_string(), count);
     }
 
+    /// The last count of a resource's stored objects (by plural).
+    pub fn storage_objects_of(&self, resource: &str) -> Option<i64> {
+        self.inner.lock().storage_objects.get(resource).copied()
+    }
+
     pub fn render(&self) -> String {
         let inner = self.inner.lock();
         let mut out = String::with_capacity(4096);

@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod chain;
 pub mod filters;
+pub mod flowcontrol;
 pub mod healthz;
 pub mod hooks;
 pub mod instance_lock;

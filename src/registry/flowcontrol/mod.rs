@@ -2,6 +2,8 @@
 //! PriorityLevelConfiguration (upstream's pkg/registry/flowcontrol,
 //! pkg/apis/flowcontrol/v1/defaults.go and pkg/apis/flowcontrol/validation).
 
+pub mod bootstrap;
+
 use serde_json::{json, Map, Value};
 
 use super::helpers::{invalid_raw, items, obj_mut, s, strings};
@@ -53,46 +55,19 @@ fn int(v: &Value) -> i64 {
 
 // ---- mandatory objects (bootstrap.MandatoryFlowSchemas / ...PriorityLevelConfigurations) ----
 
-fn everything_rule(subjects: Value) -> Value {
-    json!([{
-        "subjects": subjects,
-        "resourceRules": [{"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"], "clusterScope": true, "namespaces": ["*"]}],
-        "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}],
-    }])
-}
-
 fn mandatory_flow_schema(name: &str) -> Option<Value> {
-    match name {
-        "exempt" => Some(json!({
-            "priorityLevelConfiguration": {"name": "exempt"},
-            "matchingPrecedence": 1,
-            "rules": everything_rule(json!([{"kind": "Group", "group": {"name": "system:masters"}}])),
-        })),
-        "catch-all" => Some(json!({
-            "priorityLevelConfiguration": {"name": "catch-all"},
-            "matchingPrecedence": 10000,
-            "distinguisherMethod": {"type": "ByUser"},
-            "rules": everything_rule(json!([
-                {"kind": "Group", "group": {"name": "system:unauthenticated"}},
-                {"kind": "Group", "group": {"name": "system:authenticated"}},
-            ])),
-        })),
-        _ => None,
-    }
+    mandatory_spec("FlowSchema", name)
 }
 
 fn mandatory_priority_level(name: &str) -> Option<Value> {
-    match name {
-        "exempt" => Some(json!({
-            "type": "Exempt",
-            "exempt": {"nominalConcurrencyShares": 0, "lendablePercent": 0},
-        })),
-        "catch-all" => Some(json!({
-            "type": "Limited",
-            "limited": {"nominalConcurrencyShares": 5, "lendablePercent": 0, "limitResponse": {"type": "Reject"}},
-        })),
-        _ => None,
-    }
+    mandatory_spec("PriorityLevelConfiguration", name)
+}
+
+fn mandatory_spec(kind: &str, name: &str) -> Option<Value> {
+    bootstrap::mandatory()
+        .into_iter()
+        .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+        .map(|o| o["spec"].clone())
 }
 
 /// A spec as apiequality.Semantic compares it: nil and empty lists, and

@@ -1,0 +1,608 @@
+//! API Priority and Fairness (upstream's `util/flowcontrol` and the
+//! priority-and-fairness filter). Each request is classified by the
+//! FlowSchemas (lowest `matchingPrecedence` first) into a priority level
+//! and a flow; the level's [`QueueSet`] gives it seats now, queues it
+//! fairly among flows, or sheds it with a 429. Exempt levels (system:masters,
+//! health probes) never wait. The configuration is the stored
+//! flowcontrol.apiserver.k8s.io objects, followed through informers and kept
+//! to upstream's bootstrap set by [`ensure_configuration`].
+
+pub mod queueset;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+use serde_json::Value;
+
+use crate::auth::UserInfo;
+use crate::registry::flowcontrol::bootstrap;
+use crate::server::RequestInfo;
+pub use queueset::{Limit, Permit, QueueSet, Rejected};
+
+/// Object counts by resource plural, for the width of lists.
+pub type ObjectCounts = Arc<dyn Fn(&str) -> Option<i64> + Send + Sync>;
+
+/// The most seats a list may take (upstream's `MaximumListSeatsLimit`).
+const MAX_LIST_SEATS: u32 = 10;
+/// Objects a seat covers in a list (upstream's `objectsPerSeat`).
+const OBJECTS_PER_SEAT: i64 = 100;
+
+#[derive(Debug, Clone, PartialEq)]
+enum Distinguisher {
+    None,
+    ByUser,
+    ByNamespace,
+}
+
+#[derive(Debug, Clone)]
+struct Schema {
+    name: String,
+    uid: String,
+    precedence: i64,
+    level: String,
+    distinguisher: Distinguisher,
+    rules: Vec<Value>,
+}
+
+#[derive(Clone)]
+struct Level {
+    uid: String,
+    set: Arc<QueueSet>,
+}
+
+#[derive(Default)]
+struct Compiled {
+    schemas: Vec<Schema>,
+    levels: HashMap<String, Level>,
+}
+
+/// What a request was classified as.
+pub struct Classification {
+    pub flow_schema: String,
+    pub flow_schema_uid: String,
+    pub priority_level: String,
+    pub priority_level_uid: String,
+    flow: u64,
+    set: Arc<QueueSet>,
+}
+
+#[derive(Default)]
+struct Counters {
+    dispatched: BTreeMap<(String, String), u64>,
+    rejected: BTreeMap<(String, String, &'static str), u64>,
+}
+
+/// The dispatcher: classification, seats and the metrics of both.
+pub struct Apf {
+    config: RwLock<Arc<Compiled>>,
+    /// Queue sets by level name, kept across reconfigurations whose limit
+    /// did not change (so waiting requests and seats in use carry over).
+    sets: Mutex<HashMap<String, Arc<QueueSet>>>,
+    server_seats: u32,
+    wait_limit: Duration,
+    counts: ObjectCounts,
+    counters: Mutex<Counters>,
+}
+
+impl std::fmt::Debug for Apf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Apf")
+            .field("server_seats", &self.server_seats)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Apf {
+    /// `server_seats` is `--max-requests-inflight` plus
+    /// `--max-mutating-requests-inflight`; a request waits in a queue at
+    /// most a quarter of `--request-timeout`, as upstream.
+    pub fn new(server_seats: u32, request_timeout: Duration, counts: ObjectCounts) -> Arc<Apf> {
+        let apf = Arc::new(Apf {
+            config: RwLock::new(Arc::new(Compiled::default())),
+            sets: Mutex::new(HashMap::new()),
+            server_seats: server_seats.max(1),
+            wait_limit: request_timeout / 4,
+            counts,
+            counters: Mutex::new(Counters::default()),
+        });
+        // Until the stored objects are read: the mandatory ones.
+        let mandatory = bootstrap::mandatory();
+        let (levels, schemas): (Vec<Value>, Vec<Value>) = mandatory
+            .into_iter()
+            .partition(|o| o["kind"] == "PriorityLevelConfiguration");
+        apf.configure(&levels, &schemas);
+        apf
+    }
+
+    /// Takes a new configuration: the stored levels and schemas.
+    pub fn configure(&self, levels: &[Value], schemas: &[Value]) {
+        let total_shares: i64 = levels
+            .iter()
+            .filter(|l| l["spec"]["type"] == "Limited")
+            .map(|l| {
+                l["spec"]["limited"]["nominalConcurrencyShares"]
+                    .as_i64()
+                    .unwrap_or(30)
+            })
+            .sum::<i64>()
+            .max(1);
+        let mut sets = self.sets.lock();
+        let mut compiled = Compiled::default();
+        for l in levels {
+            let name = l["metadata"]["name"].as_str().unwrap_or("").to_string();
+            let spec = &l["spec"];
+            let limit = if spec["type"] == "Exempt" {
+                Limit::Exempt
+            } else {
+                let limited = &spec["limited"];
+                let shares = limited["nominalConcurrencyShares"].as_i64().unwrap_or(30);
+                // NominalCL = ceil(ServerCL * NCS / sum(NCS)).
+                let seats = ((i64::from(self.server_seats) * shares + total_shares - 1)
+                    / total_shares)
+                    .max(1) as u32;
+                let response = &limited["limitResponse"];
+                if response["type"] == "Queue" {
+                    let q = &response["queuing"];
+                    Limit::Queue {
+                        seats,
+                        queues: q["queues"].as_u64().unwrap_or(64) as u32,
+                        hand_size: q["handSize"].as_u64().unwrap_or(8) as u32,
+                        queue_length_limit: q["queueLengthLimit"].as_u64().unwrap_or(50) as u32,
+                    }
+                } else {
+                    Limit::Reject { seats }
+                }
+            };
+            let set = match sets.get(&name) {
+                Some(s) if s.limit() == limit => s.clone(),
+                _ => QueueSet::new(limit),
+            };
+            sets.insert(name.clone(), set.clone());
+            compiled.levels.insert(
+                name,
+                Level {
+                    uid: l["metadata"]["uid"].as_str().unwrap_or("").to_string(),
+                    set,
+                },
+            );
+        }
+        sets.retain(|name, _| compiled.levels.contains_key(name));
+        for s in schemas {
+            let spec = &s["spec"];
+            let level = spec["priorityLevelConfiguration"]["name"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
+            // A schema naming a level that does not exist is dangling:
+            // it classifies nothing.
+            if !compiled.levels.contains_key(&level) {
+                continue;
+            }
+            compiled.schemas.push(Schema {
+                name: s["metadata"]["name"].as_str().unwrap_or("").to_string(),
+                uid: s["metadata"]["uid"].as_str().unwrap_or("").to_string(),
+                precedence: spec["matchingPrecedence"].as_i64().unwrap_or(1000),
+                level,
+                distinguisher: match spec["distinguisherMethod"]["type"].as_str() {
+                    Some("ByUser") => Distinguisher::ByUser,
+                    Some("ByNamespace") => Distinguisher::ByNamespace,
+                    _ => Distinguisher::None,
+                },
+                rules: spec["rules"].as_array().cloned().unwrap_or_default(),
+            });
+        }
+        compiled
+            .schemas
+            .sort_by(|a, b| a.precedence.cmp(&b.precedence).then(a.name.cmp(&b.name)));
+        *self.config.write() = Arc::new(compiled);
+    }
+
+    /// The first schema (by precedence, then name) whose rules match.
+    pub fn classify(&self, user: &UserInfo, info: &RequestInfo) -> Option<Classification> {
+        let config = self.config.read().clone();
+        let schema = config.schemas.iter().find(|s| {
+            s.rules
+                .iter()
+                .any(|r| matches_subjects(r, user) && matches_request(r, info))
+        })?;
+        let level = config.levels.get(&schema.level)?;
+        let distinguisher = match schema.distinguisher {
+            Distinguisher::None => "",
+            Distinguisher::ByUser => user.name.as_str(),
+            Distinguisher::ByNamespace => info.namespace.as_str(),
+        };
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        (schema.name.as_str(), distinguisher).hash(&mut h);
+        Some(Classification {
+            flow_schema: schema.name.clone(),
+            flow_schema_uid: schema.uid.clone(),
+            priority_level: schema.level.clone(),
+            priority_level_uid: level.uid.clone(),
+            flow: h.finish(),
+            set: level.set.clone(),
+        })
+    }
+
+    /// The seats a request takes: one, or for a list one per hundred
+    /// objects it may return (up to ten), as upstream's width estimator.
+    pub fn width(&self, info: &RequestInfo, limit: Option<i64>) -> u32 {
+        if !info.is_resource_request || info.verb != "list" || !info.name.is_empty() {
+            return 1;
+        }
+        // apiserver_storage_objects names resources by plural.
+        let stored = (self.counts)(&info.resource).unwrap_or(0);
+        let objects = match limit {
+            Some(l) if l > 0 && l < stored => l,
+            _ => stored,
+        };
+        let seats = (objects + OBJECTS_PER_SEAT - 1) / OBJECTS_PER_SEAT;
+        seats.clamp(1, i64::from(MAX_LIST_SEATS)) as u32
+    }
+
+    /// Seats for a classified request, or why it is shed.
+    pub async fn acquire(&self, c: &Classification, seats: u32) -> Result<Permit, Rejected> {
+        let got = c.set.acquire(c.flow, seats, self.wait_limit).await;
+        let mut counters = self.counters.lock();
+        match &got {
+            Ok(_) => {
+                *counters
+                    .dispatched
+                    .entry((c.flow_schema.clone(), c.priority_level.clone()))
+                    .or_default() += 1
+            }
+            Err(why) => {
+                *counters
+                    .rejected
+                    .entry((
+                        c.flow_schema.clone(),
+                        c.priority_level.clone(),
+                        why.reason(),
+                    ))
+                    .or_default() += 1
+            }
+        }
+        got
+    }
+
+    /// `apiserver_flowcontrol_*` in the text exposition format.
+    pub fn render(&self, out: &mut String) {
+        let counters = self.counters.lock();
+        out.push_str("# HELP apiserver_flowcontrol_dispatched_requests_total [BETA] Number of requests executed by API Priority and Fairness subsystem\n# TYPE apiserver_flowcontrol_dispatched_requests_total counter\n");
+        for ((fs, pl), n) in &counters.dispatched {
+            let _ = writeln!(out, "apiserver_flowcontrol_dispatched_requests_total{{flow_schema=\"{fs}\",priority_level=\"{pl}\"}} {n}");
+        }
+        out.push_str("# HELP apiserver_flowcontrol_rejected_requests_total [BETA] Number of requests rejected by API Priority and Fairness subsystem\n# TYPE apiserver_flowcontrol_rejected_requests_total counter\n");
+        for ((fs, pl, reason), n) in &counters.rejected {
+            let _ = writeln!(out, "apiserver_flowcontrol_rejected_requests_total{{flow_schema=\"{fs}\",priority_level=\"{pl}\",reason=\"{reason}\"}} {n}");
+        }
+        drop(counters);
+        let sets: Vec<(String, Arc<QueueSet>)> = self
+            .sets
+            .lock()
+            .iter()
+            .map(|(n, s)| (n.clone(), s.clone()))
+            .collect();
+        for (name, help, pick) in [
+            ("apiserver_flowcontrol_current_inqueue_requests", "[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem", 0),
+            ("apiserver_flowcontrol_current_executing_requests", "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem", 1),
+            ("apiserver_flowcontrol_current_executing_seats", "[BETA] Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem", 2),
+            ("apiserver_flowcontrol_nominal_limit_seats", "[BETA] Nominal number of execution seats configured for each priority level", 3),
+        ] {
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} gauge");
+            for (level, set) in &sets {
+                let (waiting, executing, seats) = set.load();
+                let v = match pick {
+                    0 => waiting as u64,
+                    1 => u64::from(executing),
+                    2 => u64::from(seats),
+                    _ => u64::from(set.seats()),
+                };
+                let _ = writeln!(out, "{name}{{priority_level=\"{level}\"}} {v}");
+            }
+        }
+    }
+}
+
+fn list_has(list: &Value, want: &str) -> bool {
+    list.as_array()
+        .is_some_and(|l| l.iter().any(|v| v == "*" || v.as_str() == Some(want)))
+}
+
+fn matches_subjects(rules: &Value, user: &UserInfo) -> bool {
+    rules["subjects"].as_array().is_some_and(|subjects| {
+        subjects.iter().any(|s| match s["kind"].as_str() {
+            Some("User") => {
+                let n = s["user"]["name"].as_str().unwrap_or("");
+                n == "*" || n == user.name
+            }
+            Some("Group") => {
+                let n = s["group"]["name"].as_str().unwrap_or("");
+                n == "*" || user.groups.iter().any(|g| g == n)
+            }
+            Some("ServiceAccount") => {
+                let ns = s["serviceAccount"]["namespace"].as_str().unwrap_or("");
+                let name = s["serviceAccount"]["name"].as_str().unwrap_or("");
+                user.name
+                    .strip_prefix("system:serviceaccount:")
+                    .and_then(|rest| rest.split_once(':'))
+                    .is_some_and(|(n, sa)| n == ns && (name == "*" || name == sa))
+            }
+            _ => false,
+        })
+    })
+}
+
+fn matches_request(rules: &Value, info: &RequestInfo) -> bool {
+    if info.is_resource_request {
+        let resource = if info.subresource.is_empty() {
+            info.resource.clone()
+        } else {
+            format!("{}/{}", info.resource, info.subresource)
+        };
+        rules["resourceRules"].as_array().is_some_and(|rs| {
+            rs.iter().any(|r| {
+                list_has(&r["verbs"], &info.verb)
+                    && list_has(&r["apiGroups"], &info.api_group)
+                    && list_has(&r["resources"], &resource)
+                    && if info.namespace.is_empty() {
+                        r["clusterScope"].as_bool().unwrap_or(false)
+                    } else {
+                        list_has(&r["namespaces"], &info.namespace)
+                    }
+            })
+        })
+    } else {
+        rules["nonResourceRules"].as_array().is_some_and(|rs| {
+            rs.iter().any(|r| {
+                list_has(&r["verbs"], &info.verb)
+                    && r["nonResourceURLs"].as_array().is_some_and(|urls| {
+                        urls.iter().filter_map(Value::as_str).any(|u| {
+                            u == "*"
+                                || u == info.path
+                                || u.strip_suffix('*')
+                                    .is_some_and(|prefix| info.path.starts_with(prefix))
+                        })
+                    })
+            })
+        })
+    }
+}
+
+/// Keeps the bootstrap objects (upstream's config producer): mandatory ones
+/// exist and, while they carry the autoupdate annotation, have upstream's
+/// spec; suggested ones are created when missing and kept the same way.
+pub async fn ensure_configuration(registries: &crate::registry::Registries) -> Result<(), String> {
+    use crate::registry::WriteOptions;
+    for (plural, objects) in [
+        ("prioritylevelconfigurations", bootstrap::mandatory()),
+        ("flowschemas", bootstrap::mandatory()),
+        ("prioritylevelconfigurations", bootstrap::suggested()),
+        ("flowschemas", bootstrap::suggested()),
+    ] {
+        let reg = registries
+            .get("flowcontrol.apiserver.k8s.io", "v1", plural)
+            .ok_or_else(|| format!("{plural} are not served"))?;
+        let kind = if plural == "flowschemas" {
+            "FlowSchema"
+        } else {
+            "PriorityLevelConfiguration"
+        };
+        for want in objects.into_iter().filter(|o| o["kind"] == kind) {
+            let name = want["metadata"]["name"].as_str().unwrap_or("").to_string();
+            let current = match reg.get_object("", &name, None).await {
+                Ok(bytes) => serde_json::from_slice::<Value>(&bytes).ok(),
+                Err(e) if e.code == 404 => None,
+                Err(e) => return Err(format!("reading {plural} {name}: {e}")),
+            };
+            match current {
+                None => match reg.create("", want, &WriteOptions::default()).await {
+                    Ok(_) => {}
+                    Err(e) if e.code == 409 => {}
+                    Err(e) => return Err(format!("creating {plural} {name}: {e}")),
+                },
+                Some(mut cur) => {
+                    let auto = cur["metadata"]["annotations"][bootstrap::AUTOUPDATE] == "true";
+                    if !auto {
+                        continue;
+                    }
+                    // An unchanged object is not written again.
+                    cur["spec"] = want["spec"].clone();
+                    match reg
+                        .update("", &name, cur, None, &WriteOptions::default())
+                        .await
+                    {
+                        Ok(_) => {}
+                        Err(e) if e.code == 409 || e.code == 404 => {}
+                        Err(e) => return Err(format!("updating {plural} {name}: {e}")),
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Follows the stored configuration into `apf`, and keeps the bootstrap
+/// objects in place (deleted mandatory ones come back at once; the rest
+/// every minute, as upstream's producer).
+pub async fn run(
+    apf: Arc<Apf>,
+    registries: crate::registry::Registries,
+    informers: crate::informers::Informers,
+    stop: tokio_util::sync::CancellationToken,
+) {
+    let group = "flowcontrol.apiserver.k8s.io";
+    let (Some(levels), Some(schemas)) = (
+        informers.get(group, "v1", "prioritylevelconfigurations"),
+        informers.get(group, "v1", "flowschemas"),
+    ) else {
+        return;
+    };
+    let wake = crate::informers::Wakeup::on(&[&levels, &schemas]);
+    if !(levels.wait_synced(&stop).await && schemas.wait_synced(&stop).await) {
+        return;
+    }
+    loop {
+        let l: Vec<Value> = levels.list().iter().map(|v| (**v).clone()).collect();
+        let s: Vec<Value> = schemas.list().iter().map(|v| (**v).clone()).collect();
+        apf.configure(&l, &s);
+        // On every change (a deleted mandatory object comes back at once, a
+        // spec changed under autoupdate is put back) and every minute.
+        if let Err(e) = ensure_configuration(&registries).await {
+            tracing::debug!(error = %e, "priority and fairness configuration");
+        }
+        tokio::select! {
+            _ = wake.changed() => {}
+            _ = tokio::time::sleep(Duration::from_secs(60)) => {}
+            _ = stop.cancelled() => return,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(name: &str, groups: &[&str]) -> UserInfo {
+        UserInfo {
+            name: name.into(),
+            groups: groups.iter().map(|g| g.to_string()).collect(),
+            ..UserInfo::default()
+        }
+    }
+
+    fn info(method: &str, path: &str) -> RequestInfo {
+        let (path, query) = path
+            .split_once('?')
+            .map_or((path, None), |(p, q)| (p, Some(q)));
+        RequestInfo::parse(&method.parse().expect("method"), path, query)
+    }
+
+    fn configured() -> Arc<Apf> {
+        let apf = Apf::new(600, Duration::from_secs(60), Arc::new(|_| Some(5000)));
+        let all: Vec<Value> = bootstrap::mandatory()
+            .into_iter()
+            .chain(bootstrap::suggested())
+            .collect();
+        let (levels, schemas): (Vec<Value>, Vec<Value>) = all
+            .into_iter()
+            .partition(|o| o["kind"] == "PriorityLevelConfiguration");
+        apf.configure(&levels, &schemas);
+        apf
+    }
+
+    #[test]
+    fn requests_are_classified_as_upstreams_bootstrap_configuration_does() {
+        let apf = configured();
+        let cases = [
+            (
+                user("admin", &["system:masters", "system:authenticated"]),
+                "GET",
+                "/api/v1/pods",
+                "exempt",
+            ),
+            (
+                user("system:anonymous", &["system:unauthenticated"]),
+                "GET",
+                "/readyz",
+                "probes",
+            ),
+            (
+                user("system:kube-controller-manager", &["system:authenticated"]),
+                "PUT",
+                "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/kcm",
+                "system-leader-election",
+            ),
+            (
+                user("system:kube-controller-manager", &["system:authenticated"]),
+                "GET",
+                "/api/v1/namespaces/default/pods",
+                "kube-controller-manager",
+            ),
+            (
+                user(
+                    "system:serviceaccount:kube-system:foo",
+                    &["system:serviceaccounts", "system:authenticated"],
+                ),
+                "GET",
+                "/api/v1/pods",
+                "kube-system-service-accounts",
+            ),
+            (
+                user(
+                    "system:serviceaccount:default:foo",
+                    &["system:serviceaccounts", "system:authenticated"],
+                ),
+                "GET",
+                "/api/v1/pods",
+                "service-accounts",
+            ),
+            (
+                user("system:node:n1", &["system:nodes", "system:authenticated"]),
+                "PUT",
+                "/api/v1/nodes/n1/status",
+                "system-node-high",
+            ),
+            (
+                user("alice", &["system:authenticated"]),
+                "GET",
+                "/api/v1/namespaces/default/configmaps",
+                "global-default",
+            ),
+        ];
+        for (u, method, path, want) in cases {
+            let c = apf.classify(&u, &info(method, path)).expect("classified");
+            assert_eq!(c.flow_schema, want, "{} {method} {path}", u.name);
+        }
+    }
+
+    #[test]
+    fn levels_share_the_servers_seats_by_their_shares() {
+        let apf = configured();
+        let c = apf
+            .classify(
+                &user("alice", &["system:authenticated"]),
+                &info("GET", "/api/v1/pods"),
+            )
+            .expect("classified");
+        // 600 * 20 / (5 + 30 + 40 + 10 + 40 + 100 + 20) rounded up.
+        assert_eq!(c.set.seats(), 49);
+        // A list of 5,000 objects is ten seats; a get or a limited list fewer.
+        assert_eq!(apf.width(&info("GET", "/api/v1/pods"), None), 10);
+        assert_eq!(apf.width(&info("GET", "/api/v1/pods"), Some(250)), 3);
+        assert_eq!(
+            apf.width(&info("GET", "/api/v1/namespaces/default/pods/p"), None),
+            1
+        );
+        assert_eq!(
+            apf.width(&info("POST", "/api/v1/namespaces/default/pods"), None),
+            1
+        );
+    }
+
+    #[test]
+    fn a_dangling_schema_classifies_nothing() {
+        let apf = configured();
+        let mut levels: Vec<Value> = bootstrap::mandatory()
+            .into_iter()
+            .filter(|o| o["kind"] == "PriorityLevelConfiguration")
+            .collect();
+        levels.retain(|l| l["metadata"]["name"] != "exempt");
+        let schemas: Vec<Value> = bootstrap::mandatory()
+            .into_iter()
+            .filter(|o| o["kind"] == "FlowSchema")
+            .collect();
+        apf.configure(&levels, &schemas);
+        let c = apf
+            .classify(
+                &user("admin", &["system:masters", "system:authenticated"]),
+                &info("GET", "/api"),
+            )
+            .expect("classified");
+        assert_eq!(c.flow_schema, "catch-all");
+    }
+}
