@@ -220,6 +220,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         owner,
         stop: background.child_token(),
         auth: auth.clone(),
+        min_request_timeout: cfg.min_request_timeout,
     };
 
     obs.step("servers");

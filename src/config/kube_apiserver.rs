@@ -124,6 +124,7 @@ const HONOURED: &[&str] = &[
     "max-requests-inflight",
     "max-mutating-requests-inflight",
     "enable-priority-and-fairness",
+    "min-request-timeout",
     "request-timeout",
     "shutdown-delay-duration",
     "audit-policy-file",
@@ -155,10 +156,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
     ("cors-allowed-origins", "browsers are not kapi's clients"),
     ("goaway-chance", "one server: no load to balance"),
     ("livez-grace-period", "kapi is live at once"),
-    (
-        "min-request-timeout",
-        "watches end when the client or server stops",
-    ),
     (
         "shutdown-send-retry-after",
         "kapi drains in-flight requests on SIGTERM",
@@ -738,6 +735,11 @@ impl Personality {
                     .parse()
                     .map_err(|_| parse_err(name, format!("{v} is not a count")))?;
             }
+        }
+        if let Some(v) = cl.get("min-request-timeout") {
+            o.min_request_timeout = v
+                .parse()
+                .map_err(|_| parse_err("min-request-timeout", format!("{v} is not a count")))?;
         }
         if let Some(v) = cl.bool("enable-priority-and-fairness") {
             o.enable_priority_and_fairness = v;

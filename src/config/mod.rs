@@ -128,6 +128,11 @@ pub struct ServeOptions {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub enable_priority_and_fairness: bool,
 
+    /// Seconds a watch lasts at least when the client names no
+    /// timeoutSeconds (it ends between once and twice this, at random).
+    #[arg(long, default_value_t = 1800, value_name = "SECONDS")]
+    pub min_request_timeout: u64,
+
     /// Deadline for non-long-running requests (Go duration).
     #[arg(long, default_value = "60s", value_parser = parse_positive_duration, value_name = "DURATION")]
     pub request_timeout: Duration,
@@ -395,6 +400,7 @@ pub struct CompletedConfig {
     pub max_requests_inflight: u32,
     pub max_mutating_requests_inflight: u32,
     pub enable_priority_and_fairness: bool,
+    pub min_request_timeout: Duration,
     pub request_timeout: Duration,
     pub shutdown_delay: Duration,
     /// Where the admin kubeconfig goes; `None` writes none (kube-apiserver's way).
@@ -550,6 +556,7 @@ impl ServeOptions {
             max_requests_inflight: self.max_requests_inflight,
             max_mutating_requests_inflight: self.max_mutating_requests_inflight,
             enable_priority_and_fairness: self.enable_priority_and_fairness,
+            min_request_timeout: Duration::from_secs(self.min_request_timeout.max(1)),
             request_timeout: self.request_timeout,
             shutdown_delay: self.shutdown_delay_duration,
             controllers: crate::controlplane::manager::Selection::parse(&self.controllers)

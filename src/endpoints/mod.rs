@@ -33,8 +33,6 @@ use negotiation::{BodyFormat, Encoding, Output, Serializers, Transform};
 
 /// upstream's limit on request bodies.
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
-/// Default watch length when the client names none (upstream picks 30-60 minutes).
-const DEFAULT_WATCH_SECONDS: u64 = 1800;
 
 /// Serves the resources of one server in the chain.
 #[derive(Clone)]
@@ -43,6 +41,10 @@ pub struct ResourceHandler {
     pub owner: Owner,
     pub stop: tokio_util::sync::CancellationToken,
     pub auth: crate::registry::reviews::AuthContext,
+    /// `--min-request-timeout`: a watch without `timeoutSeconds` lasts
+    /// between once and twice this, at random, as upstream spreads watch
+    /// restarts.
+    pub min_request_timeout: std::time::Duration,
 }
 
 /// All values of each query parameter.
@@ -1157,7 +1159,10 @@ impl ResourceHandler {
         // As upstream: 0 or absent means the default; a negative timeout has
         // already passed, so the watch ends at once.
         let timeout = match q.get("timeoutSeconds").map(parse_int_param).transpose()? {
-            None | Some(0) => DEFAULT_WATCH_SECONDS,
+            None | Some(0) => {
+                let base = self.min_request_timeout.as_secs_f64();
+                (base * (1.0 + rand::random::<f64>())) as u64
+            }
             Some(t) if t < 0 => 0,
             Some(t) => t as u64,
         };
