@@ -191,6 +191,37 @@ fn bootstrap_configuration_and_the_response_headers() {
         assert_eq!(r.status(), 200);
         assert_eq!(header(&r, "X-Kubernetes-PF-FlowSchema-UID"), global);
 
+        // Each schema says whether its level exists (kubectl's MISSINGPL).
+        eventually("the Dangling conditions", Duration::from_secs(10), || {
+            let admin = admin.clone();
+            let url = format!("{}/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/global-default", k.url);
+            async move {
+                let fs = get(&admin, &url).await;
+                fs["status"]["conditions"].as_array().into_iter().flatten().any(|c| {
+                    c["type"] == "Dangling" && c["status"] == "False" && c["reason"] == "Found"
+                        && c["message"] == "This FlowSchema references the PriorityLevelConfiguration object named \"global-default\" and it exists"
+                })
+            }
+        })
+        .await;
+        let (code, body) = common::http::send(&admin, "POST", &format!("{}/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas", k.url), Some(json!({
+            "apiVersion": "flowcontrol.apiserver.k8s.io/v1", "kind": "FlowSchema", "metadata": {"name": "orphan"},
+            "spec": {"priorityLevelConfiguration": {"name": "nowhere"}, "matchingPrecedence": 5000,
+                "rules": [{"subjects": [{"kind": "User", "user": {"name": "nobody"}}], "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]},
+        }))).await;
+        assert_eq!(code, 201, "{body}");
+        eventually("a dangling schema marked", Duration::from_secs(10), || {
+            let admin = admin.clone();
+            let url = format!("{}/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/orphan", k.url);
+            async move {
+                let fs = get(&admin, &url).await;
+                fs["status"]["conditions"][0]["status"] == "True" && fs["status"]["conditions"][0]["reason"] == "NotFound"
+            }
+        })
+        .await;
+        let (ok, out, err) = common::run(k.kubectl().args(["get", "flowschemas", "orphan", "--no-headers"]));
+        assert!(ok && out.trim_end().ends_with("True"), "MISSINGPL column: {out}{err}");
+
         // A deleted mandatory schema comes back (a new object).
         let url = format!(
             "{}/apis/flowcontrol.apiserver.k8s.io/v1/flowschemas/catch-all",

@@ -118,8 +118,23 @@ impl Apf {
         apf
     }
 
-    /// Takes a new configuration: the stored levels and schemas.
+    /// Takes a new configuration: the stored levels and schemas. A
+    /// mandatory level that is missing is imagined from its bootstrap
+    /// spec until it is recreated, as upstream does.
     pub fn configure(&self, levels: &[Value], schemas: &[Value]) {
+        let mut levels = levels.to_vec();
+        for m in bootstrap::mandatory()
+            .into_iter()
+            .filter(|o| o["kind"] == "PriorityLevelConfiguration")
+        {
+            if !levels
+                .iter()
+                .any(|l| l["metadata"]["name"] == m["metadata"]["name"])
+            {
+                levels.push(m);
+            }
+        }
+        let levels = &levels[..];
         let total_shares: i64 = levels
             .iter()
             .filter(|l| l["spec"]["type"] == "Limited")
@@ -426,6 +441,72 @@ pub async fn ensure_configuration(registries: &crate::registry::Registries) -> R
     Ok(())
 }
 
+/// The field manager of the status kapi writes, as upstream's.
+const FIELD_MANAGER: &str = "api-priority-and-fairness-config-consumer-v1";
+
+/// Keeps each FlowSchema's `Dangling` condition: whether the priority level
+/// it names exists (`kubectl get flowschemas` shows it as MISSINGPL).
+async fn sync_dangling(
+    registries: &crate::registry::Registries,
+    levels: &[Value],
+    schemas: &[Value],
+) {
+    use crate::registry::WriteOptions;
+    let Some(reg) = registries.get("flowcontrol.apiserver.k8s.io", "v1", "flowschemas") else {
+        return;
+    };
+    let mandatory: Vec<Value> = bootstrap::mandatory();
+    let exists = |name: &str| {
+        levels.iter().any(|l| l["metadata"]["name"] == name)
+            || mandatory
+                .iter()
+                .any(|m| m["kind"] == "PriorityLevelConfiguration" && m["metadata"]["name"] == name)
+    };
+    for fs in schemas {
+        let level = fs["spec"]["priorityLevelConfiguration"]["name"]
+            .as_str()
+            .unwrap_or("");
+        let dangling = !exists(level);
+        let quoted = crate::api::go_quote(level);
+        let (status, reason, message) = if dangling {
+            ("True", "NotFound", format!("This FlowSchema references the PriorityLevelConfiguration object named {quoted} but there is no such object"))
+        } else {
+            ("False", "Found", format!("This FlowSchema references the PriorityLevelConfiguration object named {quoted} and it exists"))
+        };
+        let conditions = fs["status"]["conditions"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        let current = conditions.iter().find(|c| c["type"] == "Dangling");
+        if current.is_some_and(|c| {
+            c["status"] == status && c["reason"] == reason && c["message"] == message.as_str()
+        }) {
+            continue;
+        }
+        let mut updated = fs.clone();
+        let mut others: Vec<Value> = conditions
+            .into_iter()
+            .filter(|c| c["type"] != "Dangling")
+            .collect();
+        others.push(serde_json::json!({
+            "type": "Dangling",
+            "status": status,
+            "lastTransitionTime": chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            "reason": reason,
+            "message": message,
+        }));
+        updated["status"] = serde_json::json!({"conditions": others});
+        let name = fs["metadata"]["name"].as_str().unwrap_or("").to_string();
+        let opts = WriteOptions {
+            field_manager: Some(FIELD_MANAGER.into()),
+            ..WriteOptions::default()
+        };
+        if let Err(e) = reg.update("", &name, updated, Some("status"), &opts).await {
+            tracing::debug!(flowschema = %name, error = %e, "updating the Dangling condition");
+        }
+    }
+}
+
 /// Follows the stored configuration into `apf`, and keeps the bootstrap
 /// objects in place (deleted mandatory ones come back at once; the rest
 /// every minute, as upstream's producer).
@@ -450,6 +531,7 @@ pub async fn run(
         let l: Vec<Value> = levels.list().iter().map(|v| (**v).clone()).collect();
         let s: Vec<Value> = schemas.list().iter().map(|v| (**v).clone()).collect();
         apf.configure(&l, &s);
+        sync_dangling(&registries, &l, &s).await;
         // On every change (a deleted mandatory object comes back at once, a
         // spec changed under autoupdate is put back) and every minute.
         if let Err(e) = ensure_configuration(&registries).await {
