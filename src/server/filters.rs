@@ -226,13 +226,14 @@ impl axum::body::HttpBody for GuardedBody {
     }
 }
 
-/// The response body, holding a parked request body until it is sent.
-struct KeepAlongside {
+/// A response body holding something until it is sent (or dropped): a
+/// parked request body, or a request's seats.
+struct KeepAlongside<T> {
     inner: axum::body::Body,
-    _held: HeldBody,
+    _held: T,
 }
 
-impl axum::body::HttpBody for KeepAlongside {
+impl<T: Unpin> axum::body::HttpBody for KeepAlongside<T> {
     type Data = bytes::Bytes;
     type Error = axum::Error;
 
@@ -475,13 +476,22 @@ async fn flow_control(State(s): State<Arc<ChainState>>, req: Request, next: Next
             HeaderValue::from_str(&c.priority_level_uid).ok(),
         ),
     ];
+    let watch = info.verb == "watch";
     let mut resp = match apf.acquire(&c, seats).await {
         // A watch holds its seats while it starts, not while it streams.
-        Ok(permit) => {
+        Ok(permit) if watch => {
             let resp = next.run(req).await;
             drop(permit);
             resp
         }
+        // Anything else until its body is sent, as a Go handler holds them
+        // while it writes: a big list costs its seats until it is out.
+        Ok(permit) => next.run(req).await.map(|inner| {
+            axum::body::Body::new(KeepAlongside {
+                inner,
+                _held: permit,
+            })
+        }),
         Err(_) => too_many_requests(),
     };
     for (name, value) in headers {
