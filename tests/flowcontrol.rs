@@ -176,20 +176,27 @@ fn bootstrap_configuration_and_the_response_headers() {
             },
         )
         .await;
-        let r = k
-            .anonymous_client()
-            .get(format!("{}/readyz", k.url))
-            .send()
-            .await
-            .expect("readyz");
-        assert_eq!(header(&r, "X-Kubernetes-PF-FlowSchema-UID"), probes);
-        let r = token_client(&k, "flood-token")
-            .get(format!("{}/api/v1/namespaces/default/configmaps", k.url))
-            .send()
-            .await
-            .expect("get");
-        assert_eq!(r.status(), 200);
-        assert_eq!(header(&r, "X-Kubernetes-PF-FlowSchema-UID"), global);
+        // Each object is taken into the configuration as the informers see
+        // it: wait for the last ones.
+        let anon = k.anonymous_client();
+        let flooder = token_client(&k, "flood-token");
+        eventually("probes and global-default classify", Duration::from_secs(10), || {
+            let (anon, flooder) = (anon.clone(), flooder.clone());
+            let (probes, global) = (probes.clone(), global.clone());
+            let k = &k;
+            async move {
+                let r = anon.get(format!("{}/readyz", k.url)).send().await.expect("readyz");
+                let probed = header(&r, "X-Kubernetes-PF-FlowSchema-UID") == probes;
+                let r = flooder
+                    .get(format!("{}/api/v1/namespaces/default/configmaps", k.url))
+                    .send()
+                    .await
+                    .expect("get");
+                assert_eq!(r.status(), 200);
+                probed && header(&r, "X-Kubernetes-PF-FlowSchema-UID") == global
+            }
+        })
+        .await;
 
         // Each schema says whether its level exists (kubectl's MISSINGPL).
         eventually("the Dangling conditions", Duration::from_secs(10), || {
