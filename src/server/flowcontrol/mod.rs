@@ -667,24 +667,33 @@ mod tests {
     }
 
     #[test]
-    fn a_dangling_schema_classifies_nothing() {
+    fn a_dangling_schema_classifies_nothing_and_missing_mandatory_levels_are_imagined() {
         let apf = configured();
-        let mut levels: Vec<Value> = bootstrap::mandatory()
-            .into_iter()
-            .filter(|o| o["kind"] == "PriorityLevelConfiguration")
-            .collect();
-        levels.retain(|l| l["metadata"]["name"] != "exempt");
-        let schemas: Vec<Value> = bootstrap::mandatory()
+        // No stored levels at all: the mandatory ones are imagined, so the
+        // exempt schema still exempts.
+        let mut schemas: Vec<Value> = bootstrap::mandatory()
             .into_iter()
             .filter(|o| o["kind"] == "FlowSchema")
             .collect();
-        apf.configure(&levels, &schemas);
+        schemas.push(
+            serde_json::json!({"metadata": {"name": "orphan", "uid": "u"}, "spec": {
+            "priorityLevelConfiguration": {"name": "nowhere"}, "matchingPrecedence": 100,
+            "rules": [{"subjects": [{"kind": "Group", "group": {"name": "system:authenticated"}}],
+                "nonResourceRules": [{"verbs": ["*"], "nonResourceURLs": ["*"]}]}]}}),
+        );
+        apf.configure(&[], &schemas);
+        let admin = user("admin", &["system:masters", "system:authenticated"]);
         let c = apf
-            .classify(
-                &user("admin", &["system:masters", "system:authenticated"]),
-                &info("GET", "/api"),
-            )
+            .classify(&admin, &info("GET", "/api"))
             .expect("classified");
-        assert_eq!(c.flow_schema, "catch-all");
+        assert_eq!(
+            (c.flow_schema.as_str(), c.priority_level.as_str()),
+            ("exempt", "exempt")
+        );
+        let alice = user("alice", &["system:authenticated"]);
+        let c = apf
+            .classify(&alice, &info("GET", "/api"))
+            .expect("classified");
+        assert_eq!(c.flow_schema, "catch-all", "the orphan schema is dangling");
     }
 }
