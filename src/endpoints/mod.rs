@@ -34,6 +34,9 @@ use negotiation::{BodyFormat, Encoding, Output, Serializers, Transform};
 /// upstream's limit on request bodies.
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
+/// Items above which a list's body is built off the runtime thread.
+const BIG_LIST: usize = 500;
+
 /// Serves the resources of one server in the chain.
 #[derive(Clone)]
 pub struct ResourceHandler {
@@ -797,7 +800,18 @@ impl ResourceHandler {
             "list" => {
                 let params = q.list_params(false)?;
                 let list = crate::trace::request_read(registry.list(ns, &params)).await?;
-                Ok(self.list_response(&registry, list, output))
+                // A big list's body is CPU work of milliseconds: off the
+                // runtime thread, so other requests (a system:masters get
+                // during a flood of lists) are not queued behind it.
+                let multi_thread = tokio::runtime::Handle::current().runtime_flavor()
+                    == tokio::runtime::RuntimeFlavor::MultiThread;
+                if multi_thread && list.items.len() > BIG_LIST {
+                    Ok(tokio::task::block_in_place(|| {
+                        self.list_response(&registry, list, output)
+                    }))
+                } else {
+                    Ok(self.list_response(&registry, list, output))
+                }
             }
             "watch" => self.watch(&registry, info, &q, output).await,
             "create" if !r.is_stored() => {
