@@ -1040,7 +1040,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__serve)
-            opts="-v -h --secure-port --bind-address --advertise-address --data-dir --cert-dir --tls-cert-file --tls-private-key-file --client-ca-file --etcd-servers --etcd-prefix --storage-media-type --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-compaction-interval --service-cluster-ip-range --service-node-port-range --anonymous-auth --token-auth-file --enable-admission-plugins --disable-admission-plugins --allow-privileged --authorization-mode --max-requests-inflight --max-mutating-requests-inflight --enable-priority-and-fairness --min-request-timeout --request-timeout --shutdown-delay-duration --kubeconfig-out --admission-control-config-file --audit-policy-file --audit-log-path --controllers --service-account-issuer --service-account-key-file --service-account-signing-key-file --api-audiences --v --logging-format --help"
+            opts="-v -h --secure-port --bind-address --advertise-address --data-dir --cert-dir --tls-cert-file --tls-private-key-file --client-ca-file --etcd-servers --etcd-prefix --storage-media-type --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-compaction-interval --service-cluster-ip-range --service-node-port-range --anonymous-auth --token-auth-file --enable-admission-plugins --disable-admission-plugins --allow-privileged --authorization-mode --max-requests-inflight --max-mutating-requests-inflight --enable-priority-and-fairness --http2-max-streams-per-connection --min-request-timeout --request-timeout --shutdown-delay-duration --kubeconfig-out --admission-control-config-file --audit-policy-file --audit-log-path --controllers --service-account-issuer --service-account-key-file --service-account-signing-key-file --api-audiences --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1148,6 +1148,10 @@ _kapi() {
                     ;;
                 --enable-priority-and-fairness)
                     COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --http2-max-streams-per-connection)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --min-request-timeout)

@@ -67,6 +67,7 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l max-requests-infligh
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l max-mutating-requests-inflight -d 'Most mutating requests served at once without API Priority and Fairness; with it, part of the server\'s seats' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l enable-priority-and-fairness -d 'API Priority and Fairness (flowcontrol.apiserver.k8s.io): classify, queue fairly and shed with 429. Off: max-in-flight limits, with system:masters exempt' -r -f -a "true\t''
 false\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l http2-max-streams-per-connection -d 'Streams a client may open at once on one HTTP/2 connection; 0 means 100, the default of kube-apiserver (and of Go\'s clients). kapi\'s default is higher, for tools that multiplex many watches' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l min-request-timeout -d 'Seconds a watch lasts at least when the client names no timeoutSeconds (it ends between once and twice this, at random)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l request-timeout -d 'Deadline for non-long-running requests (Go duration)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l shutdown-delay-duration -d 'After SIGTERM, keep serving this long with /readyz failing before draining, so load balancers stop sending (Go duration)' -r

@@ -59,6 +59,7 @@ _arguments "${_arguments_options[@]}" : \
 '--max-requests-inflight=[With API Priority and Fairness\: the server'\''s seats are this plus --max-mutating-requests-inflight. Without\: the most non-mutating requests served at once; more get 429]:N:_default' \
 '--max-mutating-requests-inflight=[Most mutating requests served at once without API Priority and Fairness; with it, part of the server'\''s seats]:N:_default' \
 '--enable-priority-and-fairness=[API Priority and Fairness (flowcontrol.apiserver.k8s.io)\: classify, queue fairly and shed with 429. Off\: max-in-flight limits, with system\:masters exempt]:BOOL:(true false)' \
+'--http2-max-streams-per-connection=[Streams a client may open at once on one HTTP/2 connection; 0 means 100, the default of kube-apiserver (and of Go'\''s clients). kapi'\''s default is higher, for tools that multiplex many watches]:N:_default' \
 '--min-request-timeout=[Seconds a watch lasts at least when the client names no timeoutSeconds (it ends between once and twice this, at random)]:SECONDS:_default' \
 '--request-timeout=[Deadline for non-long-running requests (Go duration)]:DURATION:_default' \
 '--shutdown-delay-duration=[After SIGTERM, keep serving this long with /readyz failing before draining, so load balancers stop sending (Go duration)]:DURATION:_default' \

@@ -468,12 +468,13 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         pki::write_admin_kubeconfig(path, &pki, &url)?;
     }
     let stop = CancellationToken::new();
-    let serving = tokio::spawn(serve::serve(
+    let serving = tokio::spawn(serve::serve_with_streams(
         listener,
         tls,
         app,
         stop.clone(),
         DRAIN_TIMEOUT,
+        cfg.http2_max_streams_per_connection,
     ));
     if !cfg.compaction_interval.is_zero() {
         tokio::spawn(compactor(

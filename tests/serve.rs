@@ -468,3 +468,41 @@ fn an_unusable_directory_names_its_flag() {
         assert_eq!(last.matches("Not a directory").count(), 1, "{err}");
     }
 }
+
+/// The server's HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS, read off the wire.
+fn advertised_max_streams(k: &Kapi) -> Option<u32> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    runtime().block_on(async {
+        let mut tls = common::rawtls::connect(k, &[b"h2"]).await.expect("tls");
+        tls.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n\x00\x00\x00\x04\x00\x00\x00\x00\x00")
+            .await
+            .expect("preface");
+        // The server's first frame is its SETTINGS.
+        let mut head = [0u8; 9];
+        tls.read_exact(&mut head).await.expect("frame header");
+        assert_eq!(head[3], 4, "the first frame is SETTINGS");
+        let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+        let mut payload = vec![0u8; len];
+        tls.read_exact(&mut payload).await.expect("settings");
+        payload.chunks(6).find_map(|e| {
+            (u16::from_be_bytes([e[0], e[1]]) == 3)
+                .then(|| u32::from_be_bytes([e[2], e[3], e[4], e[5]]))
+        })
+    })
+}
+
+/// `--http2-max-streams-per-connection`, as upstream: the limit a client
+/// is told; 0 means 100.
+#[test]
+fn http2_max_streams_per_connection_is_advertised() {
+    let k = Kapi::start(&["--http2-max-streams-per-connection", "7"]);
+    assert_eq!(advertised_max_streams(&k), Some(7));
+    let k = Kapi::start(&["--http2-max-streams-per-connection", "0"]);
+    assert_eq!(advertised_max_streams(&k), Some(100));
+    let k = Kapi::start(&[]);
+    assert_eq!(
+        advertised_max_streams(&k),
+        Some(1000),
+        "kapi serve's default"
+    );
+}

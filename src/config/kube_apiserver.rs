@@ -125,6 +125,7 @@ const HONOURED: &[&str] = &[
     "max-mutating-requests-inflight",
     "enable-priority-and-fairness",
     "min-request-timeout",
+    "http2-max-streams-per-connection",
     "request-timeout",
     "shutdown-delay-duration",
     "audit-policy-file",
@@ -205,10 +206,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
     (
         "disable-http2-serving",
         "HTTP/1.1 and HTTP/2 are both served",
-    ),
-    (
-        "http2-max-streams-per-connection",
-        "kapi's own limit applies",
     ),
     ("permit-address-sharing", "the listener is kapi's own"),
     ("permit-port-sharing", "the listener is kapi's own"),
@@ -736,6 +733,16 @@ impl Personality {
                     .map_err(|_| parse_err(name, format!("{v} is not a count")))?;
             }
         }
+        // kube-apiserver's default is 0: 100 streams.
+        o.http2_max_streams_per_connection = match cl.get("http2-max-streams-per-connection") {
+            Some(v) => v.parse().map_err(|_| {
+                parse_err(
+                    "http2-max-streams-per-connection",
+                    format!("{v} is not a count"),
+                )
+            })?,
+            None => 0,
+        };
         if let Some(v) = cl.get("min-request-timeout") {
             o.min_request_timeout = v
                 .parse()
@@ -944,6 +951,22 @@ mod tests {
         let no_etcd = parse(&["--secure-port=1"]).expect("parses");
         let e = Personality::from_command_line(&no_etcd, defaults).unwrap_err();
         assert_eq!(e.0, "[--etcd-servers must be specified]");
+    }
+
+    #[test]
+    fn http2_streams_default_to_kube_apiservers_hundred() {
+        let cl = parse(&["--etcd-servers=http://127.0.0.1:2379"]).expect("parses");
+        let p = Personality::from_command_line(&cl, ServeOptions::defaults()).expect("ok");
+        assert_eq!(p.serve.http2_max_streams_per_connection, 0);
+        let completed = p.serve.complete().expect("completes");
+        assert_eq!(completed.http2_max_streams_per_connection, 100);
+        let cl = parse(&[
+            "--etcd-servers=http://127.0.0.1:2379",
+            "--http2-max-streams-per-connection=250",
+        ])
+        .expect("parses");
+        let p = Personality::from_command_line(&cl, ServeOptions::defaults()).expect("ok");
+        assert_eq!(p.serve.http2_max_streams_per_connection, 250);
     }
 
     #[test]

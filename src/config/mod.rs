@@ -128,6 +128,12 @@ pub struct ServeOptions {
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub enable_priority_and_fairness: bool,
 
+    /// Streams a client may open at once on one HTTP/2 connection; 0 means
+    /// 100, the default of kube-apiserver (and of Go's clients). kapi's
+    /// default is higher, for tools that multiplex many watches.
+    #[arg(long, default_value_t = 1000, value_name = "N")]
+    pub http2_max_streams_per_connection: u32,
+
     /// Seconds a watch lasts at least when the client names no
     /// timeoutSeconds (it ends between once and twice this, at random).
     #[arg(long, default_value_t = 1800, value_name = "SECONDS")]
@@ -401,6 +407,7 @@ pub struct CompletedConfig {
     pub max_mutating_requests_inflight: u32,
     pub enable_priority_and_fairness: bool,
     pub min_request_timeout: Duration,
+    pub http2_max_streams_per_connection: u32,
     pub request_timeout: Duration,
     pub shutdown_delay: Duration,
     /// Where the admin kubeconfig goes; `None` writes none (kube-apiserver's way).
@@ -557,6 +564,11 @@ impl ServeOptions {
             max_mutating_requests_inflight: self.max_mutating_requests_inflight,
             enable_priority_and_fairness: self.enable_priority_and_fairness,
             min_request_timeout: Duration::from_secs(self.min_request_timeout.max(1)),
+            // upstream: zero is "golang's default", stated as 100.
+            http2_max_streams_per_connection: match self.http2_max_streams_per_connection {
+                0 => 100,
+                n => n,
+            },
             request_timeout: self.request_timeout,
             shutdown_delay: self.shutdown_delay_duration,
             controllers: crate::controlplane::manager::Selection::parse(&self.controllers)

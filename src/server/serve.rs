@@ -74,12 +74,25 @@ pub async fn serve(
     stop: CancellationToken,
     drain: Duration,
 ) {
+    serve_with_streams(listener, tls, app, stop, drain, 1000).await
+}
+
+/// [`serve`], allowing `max_streams` concurrent streams per HTTP/2
+/// connection (`--http2-max-streams-per-connection`).
+pub async fn serve_with_streams(
+    listener: TcpListener,
+    tls: TlsServing,
+    app: Router,
+    stop: CancellationToken,
+    drain: Duration,
+    max_streams: u32,
+) {
     let acceptor = TlsAcceptor::from(tls.config.clone());
     let graceful = GracefulShutdown::new();
     // The protocol comes from ALPN, so hyper never waits for bytes to guess
     // it: a client that connects and says nothing meets the header timeout.
-    let h1 = Arc::new(connection_builder(Protocol::Http1));
-    let h2 = Arc::new(connection_builder(Protocol::Http2));
+    let h1 = Arc::new(connection_builder(Protocol::Http1, max_streams));
+    let h2 = Arc::new(connection_builder(Protocol::Http2, max_streams));
     loop {
         let (tcp, remote) = tokio::select! {
             _ = stop.cancelled() => break,
@@ -270,7 +283,7 @@ enum Protocol {
     Http2,
 }
 
-fn connection_builder(p: Protocol) -> Builder<TokioExecutor> {
+fn connection_builder(p: Protocol, max_streams: u32) -> Builder<TokioExecutor> {
     let b = Builder::new(TokioExecutor::new());
     match p {
         Protocol::Http1 => {
@@ -287,7 +300,7 @@ fn connection_builder(p: Protocol) -> Builder<TokioExecutor> {
             let mut b = b.http2_only();
             b.http2()
                 .timer(hyper_util::rt::TokioTimer::new())
-                .max_concurrent_streams(1000)
+                .max_concurrent_streams(max_streams)
                 .max_header_list_size(MAX_HEADER_BYTES as u32)
                 // Rapid-reset floods: hyper's default cap on pending
                 // locally-reset streams, stated so it stays on.
