@@ -249,29 +249,10 @@ fn orphan_deletion_keeps_dependents_and_drops_their_references() {
     });
 }
 
-const WIDGET_CRD: &str = r#"
-apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-"#;
-
 #[test]
 fn custom_and_cluster_scoped_owners() {
     let k = Kapi::start(&[]);
-    create(&k, WIDGET_CRD);
+    create(&k, common::WIDGET_CRD);
     wait_until("widgets served", Duration::from_secs(10), || {
         run(k.kubectl().args(["get", "widgets"])).0
     });

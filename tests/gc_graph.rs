@@ -66,27 +66,9 @@ fn owner_ref(o: &DynamicObject, api_version: &str, kind: &str) -> Value {
         "uid": o.metadata.uid, "controller": true, "blockOwnerDeletion": true})
 }
 
-const WIDGET_CRD: &str = "apiVersion: apiextensions.k8s.io/v1
-kind: CustomResourceDefinition
-metadata:
-  name: widgets.example.com
-spec:
-  group: example.com
-  scope: Namespaced
-  names: {plural: widgets, singular: widget, kind: Widget}
-  versions:
-  - name: v1
-    served: true
-    storage: true
-    schema:
-      openAPIV3Schema:
-        type: object
-        x-kubernetes-preserve-unknown-fields: true
-";
-
 /// Serves the Widget custom resource.
 fn install_widgets(k: &Kapi) {
-    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], WIDGET_CRD);
+    let (ok, _, err) = k.kubectl_stdin(&["create", "-f", "-"], common::WIDGET_CRD);
     assert!(ok, "{err}");
     kubectl_ok(
         k,

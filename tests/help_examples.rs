@@ -112,6 +112,18 @@ fn all_examples() -> Vec<(String, String)> {
     out
 }
 
+/// A PATH whose `kapi` is the binary under test (linked into `cwd/bin`).
+fn kapi_on_path(cwd: &Path) -> String {
+    let bin = cwd.join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    std::os::unix::fs::symlink(common::kapi_bin(), bin.join("kapi")).expect("symlink");
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).expect("write fixture");
 }
@@ -154,14 +166,7 @@ fn every_help_example_is_unwrapped_and_the_runnable_ones_run_as_written() {
     std::fs::copy(k.data_dir.join("pki").join("ca.crt"), cwd.join("ca.crt")).expect("ca");
     k.wait_for_default_service_account("default");
     // `kapi` on PATH is the binary under test.
-    let bin = cwd.join("bin");
-    std::fs::create_dir_all(&bin).expect("mkdir");
-    std::os::unix::fs::symlink(common::kapi_bin(), bin.join("kapi")).expect("symlink");
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = kapi_on_path(cwd);
     let kubectl_dir = common::kubectl_path()
         .parent()
         .map(|p| p.display().to_string())
@@ -313,14 +318,7 @@ fn examples_that_start_servers_run_as_written() {
         "tokens.csv",
         "a-secret-token,alice,alice-uid,system:masters\n",
     );
-    let bin = cwd.join("bin");
-    std::fs::create_dir_all(&bin).expect("mkdir");
-    std::os::unix::fs::symlink(common::kapi_bin(), bin.join("kapi")).expect("symlink");
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = kapi_on_path(cwd);
     let etcd = common::etcd::EtcdCluster::start_with_client_port(2379);
     let mut ran = 0;
 

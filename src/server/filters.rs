@@ -436,11 +436,7 @@ async fn metrics(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> 
 /// system:masters exempt, as upstream's fallback).
 async fn flow_control(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
     let info = info_of(&req);
-    let Some(user) = req
-        .extensions()
-        .get::<Authenticated>()
-        .map(|a| a.user.clone())
-    else {
+    let Some(user) = req.extensions().get::<Authenticated>().map(|a| &a.user) else {
         return next.run(req).await;
     };
     let Some(apf) = &s.apf else {
@@ -461,7 +457,7 @@ async fn flow_control(State(s): State<Arc<ChainState>>, req: Request, next: Next
     if info.is_long_running() && info.verb != "watch" {
         return next.run(req).await;
     }
-    let Some(c) = apf.classify(&user, &info) else {
+    let Some(c) = apf.classify(user, &info) else {
         return next.run(req).await;
     };
     let limit = query_value(req.uri().query(), "limit").and_then(|l| l.parse().ok());

@@ -427,7 +427,7 @@ impl Graph {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::api::catalog::Catalog;
 

@@ -612,17 +612,7 @@ async fn delete(reg: &Registry, m: &Meta, policy: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use graph::OwnerRef;
-
-    fn oref(api_version: &str, kind: &str, name: &str, uid: &str, block: bool) -> OwnerRef {
-        OwnerRef {
-            api_version: api_version.into(),
-            kind: kind.into(),
-            name: name.into(),
-            uid: uid.into(),
-            block,
-        }
-    }
+    use graph::tests::oref;
 
     #[test]
     fn decisions_follow_upstream() {

@@ -40,40 +40,40 @@ enum Distinguisher {
 
 #[derive(Debug, Clone)]
 struct Schema {
-    name: String,
-    uid: String,
+    name: Arc<str>,
+    uid: Arc<str>,
     precedence: i64,
-    level: String,
+    level: Arc<str>,
     distinguisher: Distinguisher,
     rules: Vec<Value>,
 }
 
 #[derive(Clone)]
 struct Level {
-    uid: String,
+    uid: Arc<str>,
     set: Arc<QueueSet>,
 }
 
 #[derive(Default)]
 struct Compiled {
     schemas: Vec<Schema>,
-    levels: HashMap<String, Level>,
+    levels: HashMap<Arc<str>, Level>,
 }
 
 /// What a request was classified as.
 pub struct Classification {
-    pub flow_schema: String,
-    pub flow_schema_uid: String,
-    pub priority_level: String,
-    pub priority_level_uid: String,
+    pub flow_schema: Arc<str>,
+    pub flow_schema_uid: Arc<str>,
+    pub priority_level: Arc<str>,
+    pub priority_level_uid: Arc<str>,
     flow: u64,
     set: Arc<QueueSet>,
 }
 
 #[derive(Default)]
 struct Counters {
-    dispatched: BTreeMap<(String, String), u64>,
-    rejected: BTreeMap<(String, String, &'static str), u64>,
+    dispatched: BTreeMap<(Arc<str>, Arc<str>), u64>,
+    rejected: BTreeMap<(Arc<str>, Arc<str>, &'static str), u64>,
 }
 
 /// The dispatcher: classification, seats and the metrics of both.
@@ -178,28 +178,28 @@ impl Apf {
             };
             sets.insert(name.clone(), set.clone());
             compiled.levels.insert(
-                name,
+                name.into(),
                 Level {
-                    uid: l["metadata"]["uid"].as_str().unwrap_or("").to_string(),
+                    uid: l["metadata"]["uid"].as_str().unwrap_or("").into(),
                     set,
                 },
             );
         }
-        sets.retain(|name, _| compiled.levels.contains_key(name));
+        sets.retain(|name, _| compiled.levels.contains_key(name.as_str()));
         for s in schemas {
             let spec = &s["spec"];
-            let level = spec["priorityLevelConfiguration"]["name"]
+            let level: Arc<str> = spec["priorityLevelConfiguration"]["name"]
                 .as_str()
                 .unwrap_or("")
-                .to_string();
+                .into();
             // A schema naming a level that does not exist is dangling:
             // it classifies nothing.
             if !compiled.levels.contains_key(&level) {
                 continue;
             }
             compiled.schemas.push(Schema {
-                name: s["metadata"]["name"].as_str().unwrap_or("").to_string(),
-                uid: s["metadata"]["uid"].as_str().unwrap_or("").to_string(),
+                name: s["metadata"]["name"].as_str().unwrap_or("").into(),
+                uid: s["metadata"]["uid"].as_str().unwrap_or("").into(),
                 precedence: spec["matchingPrecedence"].as_i64().unwrap_or(1000),
                 level,
                 distinguisher: match spec["distinguisherMethod"]["type"].as_str() {
@@ -219,10 +219,15 @@ impl Apf {
     /// The first schema (by precedence, then name) whose rules match.
     pub fn classify(&self, user: &UserInfo, info: &RequestInfo) -> Option<Classification> {
         let config = self.config.read().clone();
+        let resource = if info.subresource.is_empty() {
+            std::borrow::Cow::Borrowed(info.resource.as_str())
+        } else {
+            std::borrow::Cow::Owned(format!("{}/{}", info.resource, info.subresource))
+        };
         let schema = config.schemas.iter().find(|s| {
             s.rules
                 .iter()
-                .any(|r| matches_subjects(r, user) && matches_request(r, info))
+                .any(|r| matches_subjects(r, user) && matches_request(r, info, &resource))
         })?;
         let level = config.levels.get(&schema.level)?;
         let distinguisher = match schema.distinguisher {
@@ -231,7 +236,7 @@ impl Apf {
             Distinguisher::ByNamespace => info.namespace.as_str(),
         };
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (schema.name.as_str(), distinguisher).hash(&mut h);
+        (&*schema.name, distinguisher).hash(&mut h);
         Some(Classification {
             flow_schema: schema.name.clone(),
             flow_schema_uid: schema.uid.clone(),
@@ -351,18 +356,14 @@ fn matches_subjects(rules: &Value, user: &UserInfo) -> bool {
     })
 }
 
-fn matches_request(rules: &Value, info: &RequestInfo) -> bool {
+/// `resource` is `resource/subresource` when there is one.
+fn matches_request(rules: &Value, info: &RequestInfo, resource: &str) -> bool {
     if info.is_resource_request {
-        let resource = if info.subresource.is_empty() {
-            info.resource.clone()
-        } else {
-            format!("{}/{}", info.resource, info.subresource)
-        };
         rules["resourceRules"].as_array().is_some_and(|rs| {
             rs.iter().any(|r| {
                 list_has(&r["verbs"], &info.verb)
                     && list_has(&r["apiGroups"], &info.api_group)
-                    && list_has(&r["resources"], &resource)
+                    && list_has(&r["resources"], resource)
                     && if info.namespace.is_empty() {
                         r["clusterScope"].as_bool().unwrap_or(false)
                     } else {
@@ -638,7 +639,7 @@ mod tests {
         ];
         for (u, method, path, want) in cases {
             let c = apf.classify(&u, &info(method, path)).expect("classified");
-            assert_eq!(c.flow_schema, want, "{} {method} {path}", u.name);
+            assert_eq!(&*c.flow_schema, want, "{} {method} {path}", u.name);
         }
     }
 
@@ -686,14 +687,14 @@ mod tests {
         let c = apf
             .classify(&admin, &info("GET", "/api"))
             .expect("classified");
-        assert_eq!(
-            (c.flow_schema.as_str(), c.priority_level.as_str()),
-            ("exempt", "exempt")
-        );
+        assert_eq!((&*c.flow_schema, &*c.priority_level), ("exempt", "exempt"));
         let alice = user("alice", &["system:authenticated"]);
         let c = apf
             .classify(&alice, &info("GET", "/api"))
             .expect("classified");
-        assert_eq!(c.flow_schema, "catch-all", "the orphan schema is dangling");
+        assert_eq!(
+            &*c.flow_schema, "catch-all",
+            "the orphan schema is dangling"
+        );
     }
 }
