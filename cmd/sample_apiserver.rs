@@ -83,6 +83,9 @@ pub fn run(args: Args) -> ExitCode {
             .collect(),
     };
     runtime.block_on(async move {
+        // Before anything is printed: a SIGTERM sent as soon as the
+        // serving line appears must stop the server cleanly, not kill it.
+        let mut signals = crate::serve::Signals::install();
         let log: sample::Log = Arc::new(|line: &str| {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{line}");
@@ -110,23 +113,8 @@ pub fn run(args: Args) -> ExitCode {
             }
             let _ = out.flush();
         }
-        wait_for_signal().await;
+        signals.wait().await;
         started.shutdown().await;
         ExitCode::SUCCESS
     })
-}
-
-async fn wait_for_signal() {
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        std::future::pending::<()>().await;
-        return;
-    };
-    tokio::select! {
-        _ = term.recv() => {},
-        _ = int.recv() => {},
-    }
 }

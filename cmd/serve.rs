@@ -152,10 +152,10 @@ fn notify_systemd_ready() {
 }
 
 /// SIGTERM and SIGINT, caught from the start so either stops kapi cleanly.
-struct Signals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
+pub(crate) struct Signals(Option<(tokio::signal::unix::Signal, tokio::signal::unix::Signal)>);
 
 impl Signals {
-    fn install() -> Signals {
+    pub(crate) fn install() -> Signals {
         use tokio::signal::unix::{signal, SignalKind};
         match (
             signal(SignalKind::terminate()),
@@ -167,7 +167,7 @@ impl Signals {
         }
     }
 
-    async fn wait(&mut self) {
+    pub(crate) async fn wait(&mut self) {
         let Some((term, int)) = self.0.as_mut() else {
             std::future::pending::<()>().await;
             return;
