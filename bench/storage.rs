@@ -99,7 +99,13 @@ async fn fan_out(backend: Arc<dyn Backend>, watchers: usize) -> (f64, f64) {
     let stop = CancellationToken::new();
     let attrs: kapi::storage::cacher::AttrsFn =
         Arc::new(|_: &serde_json::Value| ObjectAttrs::default());
-    let cache = Cacher::new("/registry/fan/".into(), store.clone(), attrs, stop.clone());
+    let cache = Cacher::new(
+        "/registry/fan/".into(),
+        (String::new(), "configmaps".into()),
+        store.clone(),
+        attrs,
+        stop.clone(),
+    );
     let rv = cache
         .list(&Filter::default(), &ListOptions::default())
         .await
@@ -112,6 +118,7 @@ async fn fan_out(backend: Arc<dyn Backend>, watchers: usize) -> (f64, f64) {
             filter: Filter::default(),
             send_initial_events: false,
             bookmarks: false,
+            deadline: None,
         };
         rxs.push(cache.watch(opts).await.expect("watch"));
     }

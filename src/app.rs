@@ -227,6 +227,10 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let metrics = Metrics::default();
     let queues = informers.queue_metrics().clone();
     metrics.add_collector(Arc::new(move |out: &mut String| queues.render(out)));
+    let watch_caches = cachers.clone();
+    metrics.add_collector(Arc::new(move |out: &mut String| {
+        watch_caches.render_metrics(out)
+    }));
     let shutting_down = Arc::new(AtomicBool::new(false));
     let mut hooks = PostStartHooks::default();
     // kube-controller-manager's controllers, on the instance holding its lease.

@@ -19,7 +19,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::rawtls;
-use common::Kapi;
+use common::watch::count_event_ends;
+use common::{rss_kib, Kapi};
 use futures::StreamExt;
 use rustls::pki_types::ServerName;
 use serde_json::{json, Value};
@@ -41,17 +42,6 @@ fn rt() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .expect("runtime")
-}
-
-/// VmRSS of `pid` in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status =
-        std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc/<pid>/status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS in /proc/<pid>/status")
 }
 
 fn mib(kib: u64) -> String {
@@ -338,17 +328,6 @@ impl Drained {
             "end of body" | "EOF" | "reset" | "END_STREAM" | "RST_STREAM"
         ) && self.events < SLOW_EVENTS
     }
-}
-
-/// Event lines (`...}\n`) ending in `bytes`, given the byte before them.
-/// The search runs in the regex crate, built optimized even in a debug
-/// build: a byte-by-byte loop in this file would make the test the
-/// bottleneck when hundreds of MiB are read.
-fn count_event_ends(prev: u8, bytes: &[u8]) -> usize {
-    static END: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
-    let re = END.get_or_init(|| regex::bytes::Regex::new(r"\}\n").expect("regex"));
-    let straddling = usize::from(prev == b'}' && bytes.first() == Some(&b'\n'));
-    straddling + re.find_iter(bytes).count()
 }
 
 /// Reads an HTTP/1.1 chunked watch body to its end (or `limit`), counting

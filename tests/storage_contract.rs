@@ -455,6 +455,7 @@ async fn cacher_lists_and_fans_out(b: Arc<dyn Backend>) {
     let stop = CancellationToken::new();
     let cache = Cacher::new(
         "/registry/configmaps/".into(),
+        (String::new(), "configmaps".into()),
         s.clone(),
         attrs(),
         stop.clone(),
@@ -489,6 +490,7 @@ async fn cacher_lists_and_fans_out(b: Arc<dyn Backend>) {
             filter: Filter::default(),
             send_initial_events: false,
             bookmarks: false,
+            deadline: None,
         };
         watchers.push(cache.watch(opts).await.expect("watch"));
     }
@@ -497,6 +499,7 @@ async fn cacher_lists_and_fans_out(b: Arc<dyn Backend>) {
         filter: sel,
         send_initial_events: false,
         bookmarks: false,
+        deadline: None,
     };
     let mut selective = cache.watch(sel_opts).await.expect("watch");
     s.guaranteed_update(
@@ -515,6 +518,7 @@ async fn cacher_lists_and_fans_out(b: Arc<dyn Backend>) {
             Some(WatchMessage::Event {
                 kind: EventType::Modified,
                 object,
+                ..
             }) => assert!(object.key.ends_with("/c1")),
             other => panic!("{other:?}"),
         }
@@ -537,6 +541,7 @@ async fn cacher_lists_and_fans_out(b: Arc<dyn Backend>) {
             filter: Filter::default(),
             send_initial_events: true,
             bookmarks: true,
+            deadline: None,
         })
         .await
         .expect("watch");
@@ -561,6 +566,7 @@ async fn cacher_lists_and_fans_out(b: Arc<dyn Backend>) {
         filter: Filter::default(),
         send_initial_events: false,
         bookmarks: false,
+        deadline: None,
     };
     match cache.watch(old).await {
         Err(StorageError::Gone(m)) => {

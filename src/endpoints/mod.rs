@@ -27,7 +27,7 @@ use crate::registry::{
     WriteOptions, Written,
 };
 use crate::server::request_info::{percent_decode, RequestInfo};
-use crate::storage::cacher::WatchMessage;
+use crate::storage::cacher::{json_watch_line, WatchMessage};
 use crate::storage::store::Preconditions;
 use negotiation::{BodyFormat, Encoding, Output, Serializers, Transform};
 
@@ -498,13 +498,7 @@ fn watch_event(
     object: &Bytes,
 ) -> Result<Bytes, crate::api::protobuf::EncodeError> {
     if encoding != Encoding::Protobuf {
-        let mut out = Vec::with_capacity(object.len() + 32);
-        out.extend_from_slice(b"{\"type\":\"");
-        out.extend_from_slice(event_type.as_bytes());
-        out.extend_from_slice(b"\",\"object\":");
-        out.extend_from_slice(object);
-        out.extend_from_slice(b"}\n");
-        return Ok(Bytes::from(out));
+        return Ok(json_watch_line(event_type, object));
     }
     let v: Value = serde_json::from_slice(object).unwrap_or(Value::Null);
     let encoded = crate::api::protobuf::encode(&v)?;
@@ -1161,15 +1155,6 @@ impl ResourceHandler {
                 ));
             }
         }
-        let rx = registry
-            .watch(
-                &info.namespace,
-                path_name,
-                &params,
-                q.bool_param("sendInitialEvents"),
-                q.bool_param("allowWatchBookmarks"),
-            )
-            .await;
         // As upstream: 0 or absent means the default; a negative timeout has
         // already passed, so the watch ends at once.
         let timeout = match q.get("timeoutSeconds").map(parse_int_param).transpose()? {
@@ -1180,6 +1165,17 @@ impl ResourceHandler {
             Some(t) if t < 0 => 0,
             Some(t) => t as u64,
         };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
+        let rx = registry
+            .watch(
+                &info.namespace,
+                path_name,
+                &params,
+                q.bool_param("sendInitialEvents"),
+                q.bool_param("allowWatchBookmarks"),
+                Some(deadline),
+            )
+            .await;
         let r = registry.resource.clone();
         let stop = self.stop.clone();
         let table_registry =
@@ -1221,17 +1217,22 @@ impl ResourceHandler {
             Err(e) => return Err(e),
             Ok(mut rx) => {
                 tokio::spawn(async move {
-                    let deadline = tokio::time::sleep(Duration::from_secs(timeout));
+                    let deadline = tokio::time::sleep_until(deadline);
                     tokio::pin!(deadline);
+                    // Cut off by the cache for falling behind: end now, so
+                    // its stale backlog is neither sent nor kept.
+                    let terminated = rx.terminated().cancelled_owned();
+                    tokio::pin!(terminated);
                     loop {
                         let msg = tokio::select! {
                             _ = &mut deadline => break,
                             _ = stop.cancelled() => break,
+                            _ = &mut terminated => break,
                             _ = tx.closed() => break,
                             m = rx.recv() => match m { Some(m) => m, None => break },
                         };
-                        let (event_type, object) = match (&table_registry, &msg) {
-                            (Some(res), WatchMessage::Event { kind, object }) => {
+                        let encoded = match (&table_registry, &msg) {
+                            (Some(res), WatchMessage::Event { kind, object, .. }) => {
                                 let Some(reg) =
                                     registries.get(&res.group, &res.version, &res.plural)
                                 else {
@@ -1252,11 +1253,11 @@ impl ResourceHandler {
                                         true,
                                     ),
                                 };
-                                (kind.as_str(), obj)
+                                watch_event(encoding, kind.as_str(), &obj)
                             }
                             // The message kept on the cached object serves
                             // every protobuf watcher and list.
-                            (None, WatchMessage::Event { kind, object })
+                            (None, WatchMessage::Event { kind, object, .. })
                                 if converting.is_none() && encoding == Encoding::Protobuf =>
                             {
                                 let kept = object.protobuf.get_or_init(|| {
@@ -1270,41 +1271,53 @@ impl ResourceHandler {
                                     .ok()
                                     .map(Bytes::from)
                                 });
-                                if let Some(body) = kept {
-                                    let enveloped = crate::api::protobuf::envelope(
-                                        &api_version,
-                                        &item_kind,
-                                        body,
-                                    );
-                                    let frame = crate::api::protobuf::watch_frame(
-                                        kind.as_str(),
-                                        &enveloped,
-                                    );
-                                    let sent = tokio::select! {
-                                        r = tx.send(Ok(Bytes::from(frame))) => r.is_ok(),
-                                        _ = &mut deadline => false,
-                                        _ = stop.cancelled() => false,
-                                    };
-                                    if !sent {
-                                        break;
+                                match kept {
+                                    Some(body) => {
+                                        let enveloped = crate::api::protobuf::envelope(
+                                            &api_version,
+                                            &item_kind,
+                                            body,
+                                        );
+                                        Ok(Bytes::from(crate::api::protobuf::watch_frame(
+                                            kind.as_str(),
+                                            &enveloped,
+                                        )))
                                     }
-                                    continue;
+                                    None => watch_event(encoding, kind.as_str(), &object.json),
                                 }
-                                (kind.as_str(), object.json.clone())
                             }
-                            (None, WatchMessage::Event { kind, object }) => {
+                            // One JSON line per event, shared by every
+                            // watcher that gets it as this type: a thousand
+                            // watchers hold one copy, not a thousand.
+                            (
+                                None,
+                                WatchMessage::Event {
+                                    kind,
+                                    object,
+                                    lines,
+                                },
+                            ) if converting.is_none() => {
+                                let encode = || json_watch_line(kind.as_str(), &object.json);
+                                Ok(match lines {
+                                    Some(lines) => lines.get_or_encode(*kind, encode),
+                                    None => encode(),
+                                })
+                            }
+                            (None, WatchMessage::Event { kind, object, .. }) => {
                                 let served = converting.as_ref().map_or_else(
                                     || object.json.clone(),
                                     |reg| reg.served(object.json.clone()),
                                 );
-                                (kind.as_str(), served)
+                                watch_event(encoding, kind.as_str(), &served)
                             }
-                            (_, WatchMessage::Bookmark(rv)) => ("BOOKMARK", bookmark(*rv, false)),
+                            (_, WatchMessage::Bookmark(rv)) => {
+                                watch_event(encoding, "BOOKMARK", &bookmark(*rv, false))
+                            }
                             (_, WatchMessage::InitialEventsEnd(rv)) => {
-                                ("BOOKMARK", bookmark(*rv, true))
+                                watch_event(encoding, "BOOKMARK", &bookmark(*rv, true))
                             }
                         };
-                        let line = match watch_event(encoding, event_type, &object) {
+                        let line = match encoded {
                             Ok(line) => line,
                             Err(e) => {
                                 tracing::warn!(error = %e, "a watch event could not be encoded; the watch ends");
@@ -1317,6 +1330,7 @@ impl ResourceHandler {
                             r = tx.send(Ok(line)) => r.is_ok(),
                             _ = &mut deadline => false,
                             _ = stop.cancelled() => false,
+                            _ = &mut terminated => false,
                         };
                         if !sent {
                             break;

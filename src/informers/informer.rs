@@ -388,7 +388,7 @@ impl Informer {
         while !stop.is_cancelled() {
             let watch = self
                 .registry
-                .watch("", None, &self.params, true, true)
+                .watch("", None, &self.params, true, true, None)
                 .await;
             let mut rx = match watch {
                 Ok(rx) => rx,
@@ -410,7 +410,7 @@ impl Informer {
                 };
                 let Some(msg) = msg else { break };
                 match msg {
-                    WatchMessage::Event { kind, object } => {
+                    WatchMessage::Event { kind, object, .. } => {
                         let Some(v) = self.projection.decode(&object.json) else {
                             continue;
                         };

@@ -46,7 +46,7 @@ use crate::api::selector::{FieldSelector, LabelSelector};
 use crate::api::status::qualified_kind;
 use crate::api::ApiError;
 use crate::storage::cacher::{
-    AttrsFn, Cacher, CacherSet, Filter, ObjectAttrs, WatchMessage, WatchOptions, WatchStart,
+    AttrsFn, CacheWatch, Cacher, CacherSet, Filter, ObjectAttrs, WatchOptions, WatchStart,
 };
 use crate::storage::store::{
     self, ListOptions, Preconditions, RvMatch, StorageError, Store, CONFLICT_MODIFIED,
@@ -491,7 +491,11 @@ impl Registry {
         let key_root = format!("{}/{}/", registries.prefix, resource.storage_path);
         let cacher = resource.is_stored().then(|| {
             let (sel, ns) = (resource.selectable_fields.clone(), resource.namespaced);
-            registries.cachers.get(&key_root, move || attrs_fn(sel, ns))
+            registries
+                .cachers
+                .get(&key_root, (&resource.group, &resource.plural), move || {
+                    attrs_fn(sel, ns)
+                })
         });
         let defaults_on_read = resource
             .custom
@@ -1195,7 +1199,8 @@ impl Registry {
         })
     }
 
-    /// A watch from the cache; `rv` "" is the consistent current state, "0" any state, N after N.
+    /// A watch from the cache; `rv` "" is the consistent current state,
+    /// "0" any state, N after N. `deadline` is when the watch will end.
     pub async fn watch(
         &self,
         namespace: &str,
@@ -1203,7 +1208,8 @@ impl Registry {
         params: &ListParams,
         send_initial_events: bool,
         bookmarks: bool,
-    ) -> Result<tokio::sync::mpsc::Receiver<WatchMessage>, ApiError> {
+        deadline: Option<tokio::time::Instant>,
+    ) -> Result<CacheWatch, ApiError> {
         let mut filter = self.filter(namespace, params)?;
         if let Some(n) = name {
             filter.exact_key = Some(self.key(namespace, n));
@@ -1226,6 +1232,7 @@ impl Registry {
                 filter,
                 send_initial_events,
                 bookmarks,
+                deadline,
             })
             .await
             .map_err(|e| storage_err(&self.resource, "watch", name.unwrap_or(""), e))

@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use bytes::Bytes;
 use parking_lot::RwLock;
 use tokio::sync::{mpsc, watch};
@@ -37,7 +39,14 @@ const MAX_WINDOW: usize = 100 * 1024;
 const LIVE_BUFFER: usize = 1024;
 /// How long a read waits for the cache to reach a resourceVersion.
 const FRESHNESS_WAIT: Duration = Duration::from_secs(3);
-const BOOKMARK_EVERY: Duration = Duration::from_secs(30);
+/// How often a watcher that asked for bookmarks gets one when nothing
+/// nearer is due (upstream's `bookmarkFrequency`).
+const BOOKMARK_EVERY: Duration = Duration::from_secs(60);
+/// A bookmark goes out this long before a watch's deadline, so a client
+/// that re-watches on timeout resumes from a recent resourceVersion.
+const BOOKMARK_BEFORE_DEADLINE: Duration = Duration::from_secs(2);
+/// How often due bookmarks are looked for (upstream's cacher timer).
+const BOOKMARK_TICK: Duration = Duration::from_secs(1);
 /// How long a not-older-than read waits for events before it asks storage
 /// for progress, where progress reports are not reliable.
 const EVENTS_FIRST: Duration = Duration::from_millis(100);
@@ -99,10 +108,30 @@ pub enum WatchMessage {
     Event {
         kind: EventType,
         object: Arc<CachedObject>,
+        /// The event's encoded lines, shared by the watchers it goes to
+        /// (`None` for replays and initial state, which are one watcher's).
+        lines: Option<Arc<EventLines>>,
     },
     Bookmark(i64),
     /// The bookmark that ends `sendInitialEvents`.
     InitialEventsEnd(i64),
+}
+
+/// The JSON watch lines of one event, one per type it can take (a
+/// selector can turn a modification into an arrival or a departure), each
+/// encoded by the first watcher that needs it and shared with the rest.
+#[derive(Debug, Default)]
+pub struct EventLines([std::sync::OnceLock<Bytes>; 3]);
+
+impl EventLines {
+    pub fn get_or_encode(&self, kind: EventType, encode: impl FnOnce() -> Bytes) -> Bytes {
+        let slot = match kind {
+            EventType::Added => 0,
+            EventType::Modified => 1,
+            EventType::Deleted => 2,
+        };
+        self.0[slot].get_or_init(encode).clone()
+    }
 }
 
 /// Which objects a list or watch wants.
@@ -151,12 +180,53 @@ pub struct WatchOptions {
     pub filter: Filter,
     pub send_initial_events: bool,
     pub bookmarks: bool,
+    /// When the watch will end (its `timeoutSeconds`), for the bookmark
+    /// sent just before it.
+    pub deadline: Option<Instant>,
 }
 
 struct Watcher {
     tx: mpsc::Sender<WatchMessage>,
     filter: Filter,
-    bookmarks: bool,
+    deadline: Option<Instant>,
+    /// When this watcher's next bookmark is due; `None` when it did not
+    /// ask for bookmarks, or its last one before the deadline went out.
+    next_bookmark: Option<Instant>,
+    terminated: CancellationToken,
+}
+
+/// upstream's `cacheWatcher.nextBookmarkTime`: a minute from now, or just
+/// before the deadline if that comes first; nothing once that has passed.
+fn next_bookmark_time(now: Instant, deadline: Option<Instant>) -> Option<Instant> {
+    let heartbeat = now + BOOKMARK_EVERY;
+    let Some(deadline) = deadline else {
+        return Some(heartbeat);
+    };
+    let before_deadline = deadline.checked_sub(BOOKMARK_BEFORE_DEADLINE)?;
+    let next = heartbeat.min(before_deadline);
+    (next >= now).then_some(next)
+}
+
+/// One watcher's end of the cache: its events, and word when the cache
+/// closed it because its client fell too far behind.
+pub struct CacheWatch {
+    events: mpsc::Receiver<WatchMessage>,
+    terminated: CancellationToken,
+}
+
+impl CacheWatch {
+    /// The next event; `None` once the watch is closed.
+    pub async fn recv(&mut self) -> Option<WatchMessage> {
+        self.events.recv().await
+    }
+
+    /// Cancelled when the cache dropped this watcher for not keeping up
+    /// (upstream counts these in `apiserver_terminated_watchers_total`):
+    /// what it still holds is a stale backlog, and the watch should end now
+    /// rather than deliver it.
+    pub fn terminated(&self) -> CancellationToken {
+        self.terminated.clone()
+    }
 }
 
 #[derive(Default)]
@@ -176,6 +246,10 @@ struct State {
 
 pub struct Cacher {
     prefix: String,
+    /// (group, resource) for metrics.
+    resource: (String, String),
+    /// Watchers closed for not keeping up.
+    terminated_watchers: AtomicU64,
     store: Store,
     attrs: AttrsFn,
     state: RwLock<State>,
@@ -208,12 +282,15 @@ impl Cacher {
     /// filling on first use.
     pub fn new(
         prefix: String,
+        resource: (String, String),
         store: Store,
         attrs: AttrsFn,
         stop: CancellationToken,
     ) -> Arc<Cacher> {
         Arc::new(Cacher {
             prefix,
+            resource,
+            terminated_watchers: AtomicU64::new(0),
             store,
             attrs,
             state: RwLock::new(State::default()),
@@ -431,10 +508,7 @@ impl Cacher {
         })
     }
 
-    pub async fn watch(
-        self: &Arc<Self>,
-        opts: WatchOptions,
-    ) -> Result<mpsc::Receiver<WatchMessage>, StorageError> {
+    pub async fn watch(self: &Arc<Self>, opts: WatchOptions) -> Result<CacheWatch, StorageError> {
         self.wait_ready().await?;
         match opts.start {
             WatchStart::Now { consistent: true } if !self.consistent_from_cache() => {
@@ -466,6 +540,7 @@ impl Cacher {
                         backlog.push(WatchMessage::Event {
                             kind: EventType::Added,
                             object: o.clone(),
+                            lines: None,
                         });
                     }
                 }
@@ -481,7 +556,7 @@ impl Cacher {
                     )));
                 }
                 for ev in state.window.iter().filter(|e| e.resource_version > rv) {
-                    if let Some(msg) = route(ev, &opts.filter) {
+                    if let Some(msg) = route(ev, &opts.filter, None) {
                         backlog.push(msg);
                     }
                 }
@@ -496,15 +571,34 @@ impl Cacher {
             let _ = tx.try_send(m);
         }
         let id = self.next_watcher.fetch_add(1, Ordering::Relaxed);
+        let terminated = CancellationToken::new();
         state.watchers.insert(
             id,
             Watcher {
                 tx,
                 filter: opts.filter,
-                bookmarks: opts.bookmarks,
+                deadline: opts.deadline,
+                next_bookmark: opts
+                    .bookmarks
+                    .then(|| next_bookmark_time(Instant::now(), opts.deadline))
+                    .flatten(),
+                terminated: terminated.clone(),
             },
         );
-        Ok(rx)
+        Ok(CacheWatch {
+            events: rx,
+            terminated,
+        })
+    }
+
+    /// Watchers closed so far for not keeping up.
+    pub fn terminated_watchers(&self) -> u64 {
+        self.terminated_watchers.load(Ordering::Relaxed)
+    }
+
+    /// (group, resource) this cache holds.
+    pub fn resource(&self) -> (&str, &str) {
+        (&self.resource.0, &self.resource.1)
     }
 
     /// Number of live watchers (for tests and metrics).
@@ -569,7 +663,8 @@ impl Cacher {
         self.ready.send_replace(true);
         let mut w = self.store.backend().watch(&self.prefix, rev + 1).await?;
         *self.progress.lock() = Some(w.progress.clone());
-        let mut bookmarks = tokio::time::interval(BOOKMARK_EVERY);
+        let mut bookmarks = tokio::time::interval(BOOKMARK_TICK);
+        bookmarks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         bookmarks.tick().await;
         loop {
             let item = tokio::select! {
@@ -610,11 +705,16 @@ impl Cacher {
     /// watchers whose clients are gone (an ended watch on a quiet resource
     /// would otherwise stay registered until a matching event arrived).
     fn send_bookmarks(&self) {
+        let now = Instant::now();
         let mut state = self.state.write();
         state.watchers.retain(|_, w| !w.tx.is_closed());
         let rev = state.rev;
-        for w in state.watchers.values().filter(|w| w.bookmarks) {
-            let _ = w.tx.try_send(WatchMessage::Bookmark(rev));
+        for w in state.watchers.values_mut() {
+            if w.next_bookmark.is_some_and(|due| due <= now) {
+                // A full buffer is left to the next event to judge.
+                let _ = w.tx.try_send(WatchMessage::Bookmark(rev));
+                w.next_bookmark = next_bookmark_time(now, w.deadline);
+            }
         }
     }
 
@@ -705,11 +805,20 @@ impl Cacher {
         state.rev = rv;
         state.last_event_rev = rv;
         let mut dead = Vec::new();
+        let lines = Arc::new(EventLines::default());
         for (id, w) in state.watchers.iter() {
-            if let Some(msg) = route(&event, &w.filter) {
-                if w.tx.try_send(msg).is_err() {
-                    // Full (too slow) or closed (gone): either way it ends here.
-                    dead.push(*id);
+            if let Some(msg) = route(&event, &w.filter, Some(&lines)) {
+                match w.tx.try_send(msg) {
+                    Ok(()) => {}
+                    Err(mpsc::error::TrySendError::Full(_)) => {
+                        // Too slow: upstream closes it rather than buffer
+                        // without bound; the client re-watches from the
+                        // last resourceVersion it saw.
+                        w.terminated.cancel();
+                        self.terminated_watchers.fetch_add(1, Ordering::Relaxed);
+                        dead.push(*id);
+                    }
+                    Err(mpsc::error::TrySendError::Closed(_)) => dead.push(*id),
                 }
             }
         }
@@ -724,7 +833,11 @@ impl Cacher {
 
 /// What one watcher sees of an event, given its filter (upstream's
 /// cacheWatcher.convertToWatchEvent).
-fn route(ev: &CacheEvent, filter: &Filter) -> Option<WatchMessage> {
+fn route(
+    ev: &CacheEvent,
+    filter: &Filter,
+    lines: Option<&Arc<EventLines>>,
+) -> Option<WatchMessage> {
     let cur = filter.matches(&ev.object);
     let old = ev.prev.as_ref().is_some_and(|p| filter.matches(p));
     let kind = match ev.kind {
@@ -740,21 +853,18 @@ fn route(ev: &CacheEvent, filter: &Filter) -> Option<WatchMessage> {
     Some(WatchMessage::Event {
         kind,
         object: ev.object.clone(),
+        lines: lines.cloned(),
     })
 }
 
-/// The watch line `{"type":...,"object":...}` for a message, as upstream streams it.
-pub fn watch_line(msg: &WatchMessage, bookmark_object: impl Fn(i64, bool) -> Bytes) -> Bytes {
-    let (kind, object) = match msg {
-        WatchMessage::Event { kind, object } => (kind.as_str(), object.json.clone()),
-        WatchMessage::Bookmark(rv) => ("BOOKMARK", bookmark_object(*rv, false)),
-        WatchMessage::InitialEventsEnd(rv) => ("BOOKMARK", bookmark_object(*rv, true)),
-    };
+/// The watch line `{"type":...,"object":...}` around an encoded object,
+/// as upstream streams it.
+pub fn json_watch_line(event_type: &str, object: &[u8]) -> Bytes {
     let mut out = Vec::with_capacity(object.len() + 32);
     out.extend_from_slice(b"{\"type\":\"");
-    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(event_type.as_bytes());
     out.extend_from_slice(b"\",\"object\":");
-    out.extend_from_slice(&object);
+    out.extend_from_slice(object);
     out.extend_from_slice(b"}\n");
     Bytes::from(out)
 }
@@ -780,7 +890,13 @@ impl CacherSet {
         &self.store
     }
 
-    pub fn get(&self, prefix: &str, attrs: impl FnOnce() -> AttrsFn) -> Arc<Cacher> {
+    /// The cache of `prefix`, holding `resource` (group, plural).
+    pub fn get(
+        &self,
+        prefix: &str,
+        resource: (&str, &str),
+        attrs: impl FnOnce() -> AttrsFn,
+    ) -> Arc<Cacher> {
         if let Some(c) = self.cachers.read().get(prefix) {
             return c.clone();
         }
@@ -789,12 +905,36 @@ impl CacherSet {
             .or_insert_with(|| {
                 Cacher::new(
                     prefix.to_string(),
+                    (resource.0.to_string(), resource.1.to_string()),
                     self.store.clone(),
                     attrs(),
                     self.stop.child_token(),
                 )
             })
             .clone()
+    }
+
+    /// `apiserver_terminated_watchers_total`, as upstream's cacher metrics
+    /// write it: a series for each resource that has closed a watcher.
+    pub fn render_metrics(&self, out: &mut String) {
+        use std::fmt::Write as _;
+        let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
+        for c in self.cachers.read().values() {
+            let n = c.terminated_watchers();
+            if n > 0 {
+                *counts.entry(c.resource.clone()).or_default() += n;
+            }
+        }
+        if counts.is_empty() {
+            return;
+        }
+        out.push_str("# HELP apiserver_terminated_watchers_total [ALPHA] Counter of watchers closed due to unresponsiveness broken by resource type.\n# TYPE apiserver_terminated_watchers_total counter\n");
+        for ((group, resource), n) in counts {
+            let _ = writeln!(
+                out,
+                "apiserver_terminated_watchers_total{{group=\"{group}\",resource=\"{resource}\"}} {n}"
+            );
+        }
     }
 
     /// (prefix, object count) of every started cache.
@@ -804,5 +944,33 @@ impl CacherSet {
             .iter()
             .map(|(p, c)| (p.clone(), c.len()))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bookmarks_come_every_minute_and_just_before_the_deadline() {
+        let now = Instant::now();
+        let min = Duration::from_secs(60);
+        // No deadline: a heartbeat a minute from now.
+        assert_eq!(next_bookmark_time(now, None), Some(now + min));
+        // A far deadline: still the heartbeat.
+        let far = now + Duration::from_secs(1800);
+        assert_eq!(next_bookmark_time(now, Some(far)), Some(now + min));
+        // A near one: two seconds before it.
+        let near = now + Duration::from_secs(10);
+        assert_eq!(
+            next_bookmark_time(now, Some(near)),
+            Some(now + Duration::from_secs(8))
+        );
+        // Exactly at the pre-timeout moment it is still due.
+        let edge = now + Duration::from_secs(2);
+        assert_eq!(next_bookmark_time(now, Some(edge)), Some(now));
+        // Past it: no more bookmarks for this watcher.
+        let gone = now + Duration::from_secs(1);
+        assert_eq!(next_bookmark_time(now, Some(gone)), None);
     }
 }

@@ -74,3 +74,13 @@ impl WatchLines {
 pub fn rv_of(v: &serde_json::Value) -> Option<i64> {
     v["metadata"]["resourceVersion"].as_str()?.parse().ok()
 }
+
+/// Event lines (`...}\n`) ending in `bytes`, given the byte before them.
+/// The search runs in the regex crate, built optimized even in a debug
+/// build: a byte-by-byte loop in a test would make the test the
+/// bottleneck when hundreds of MiB are read.
+pub fn count_event_ends(prev: u8, bytes: &[u8]) -> usize {
+    static END: std::sync::OnceLock<regex::bytes::Regex> = std::sync::OnceLock::new();
+    let re = END.get_or_init(|| regex::bytes::Regex::new(r"\}\n").expect("regex"));
+    usize::from(prev == b'}' && bytes.first() == Some(&b'\n')) + re.find_iter(bytes).count()
+}
