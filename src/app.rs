@@ -574,19 +574,27 @@ fn admission_chain(
             }
             "PodSecurity" => validating.push(Arc::new(adm::pod_security::PodSecurity)),
             "PodNodeSelector" => {
-                mutating.push(Arc::new(adm::pod_node_selector::PodNodeSelector));
-                validating.push(Arc::new(adm::pod_node_selector::PodNodeSelector));
+                let p = Arc::new(adm::pod_node_selector::PodNodeSelector::from_config(
+                    config.plugin("PodNodeSelector"),
+                ));
+                mutating.push(p.clone());
+                validating.push(p);
             }
             "Priority" => mutating.push(Arc::new(adm::priority::Priority)),
             "DefaultTolerationSeconds" => mutating.push(Arc::new(
                 adm::default_toleration_seconds::DefaultTolerationSeconds,
             )),
             "PodTolerationRestriction" => {
-                let p = adm::pod_toleration_restriction::PodTolerationRestriction;
-                mutating.push(Arc::new(p));
-                validating.push(Arc::new(
-                    adm::pod_toleration_restriction::PodTolerationRestriction,
-                ));
+                let p = Arc::new(
+                    adm::pod_toleration_restriction::PodTolerationRestriction::from_config(
+                        config.plugin("PodTolerationRestriction"),
+                    )
+                    .map_err(|e| {
+                        format!("couldn't init admission plugin \"PodTolerationRestriction\": {e}")
+                    })?,
+                );
+                mutating.push(p.clone());
+                validating.push(p);
             }
             "ExtendedResourceToleration" => mutating.push(Arc::new(
                 adm::extended_resource_toleration::ExtendedResourceToleration,

@@ -163,9 +163,11 @@ fn opt_in_plugins_act_when_named() {
         assert_eq!(code, 403, "{refused}");
         assert_eq!(refused["message"], "pods \"dev\" is forbidden: pod node label selector conflicts with its namespace node label selector");
 
+        // A plain error upstream (not Forbidden): 500 without a reason.
         let (code, refused) = send(&c, "POST", &pods, Some(pod("outsider", json!({"tolerations": [{"key": "other", "operator": "Exists"}]})))).await;
-        assert_eq!(code, 403, "{refused}");
-        assert_eq!(refused["message"], "pods \"outsider\" is forbidden: pod tolerations (possibly merged with namespace default tolerations) conflict with its namespace whitelist");
+        assert_eq!(code, 500, "{refused}");
+        assert!(refused.get("reason").is_none(), "{refused}");
+        assert_eq!(refused["message"], "pod tolerations (possibly merged with namespace default tolerations) conflict with its namespace whitelist");
 
         let anti = json!({"affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
             {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "topology.kubernetes.io/zone"}]}}});
@@ -266,5 +268,162 @@ fn event_rate_limit_refuses_events_over_the_limit() {
                 Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("cm{i}")}}))).await;
             assert_eq!(code, 201);
         }
+    });
+}
+
+fn namespace(name: &str, annotations: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "annotations": annotations}})
+}
+
+/// PodNodeSelector and PodTolerationRestriction with their configuration
+/// files (`--admission-control-config-file`): the cluster default node
+/// selector where a namespace has no annotation (an empty one overrides
+/// it), a namespace's whitelist of node labels, and cluster-wide default
+/// and whitelisted tolerations, as upstream reads them.
+#[test]
+fn pod_node_selector_and_toleration_restriction_read_their_configuration() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(
+        dir.path().join("tolerations.yaml"),
+        "apiVersion: podtolerationrestriction.admission.k8s.io/v1alpha1\nkind: Configuration\n\
+         default:\n- {key: team, operator: Equal, value: blue, effect: NoSchedule}\n\
+         whitelist:\n- {key: team, operator: Exists}\n- {key: node.kubernetes.io, operator: Exists}\n\
+         - {key: node.kubernetes.io/memory-pressure, operator: Exists}\n\
+         - {key: node.kubernetes.io/not-ready, operator: Exists}\n\
+         - {key: node.kubernetes.io/unreachable, operator: Exists}\n",
+    )
+    .expect("write");
+    let admission = dir.path().join("admission.yaml");
+    std::fs::write(
+        &admission,
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n\
+         - name: PodNodeSelector\n  configuration:\n    podNodeSelectorPluginConfig:\n\
+         \x20     clusterDefaultNodeSelector: env=dev\n      restricted: env=prod,tier=web\n\
+         - name: PodTolerationRestriction\n  path: tolerations.yaml\n",
+    )
+    .expect("write");
+    let config = format!("--admission-control-config-file={}", admission.display());
+    let k = Kapi::start(&[
+        "--enable-admission-plugins=PodNodeSelector,PodTolerationRestriction",
+        &config,
+    ]);
+    let c = k.admin_client();
+    let api = format!("{}/api/v1", k.url);
+    let namespaces = [
+        ("plain", json!({})),
+        (
+            "unpinned",
+            json!({"scheduler.alpha.kubernetes.io/node-selector": ""}),
+        ),
+        (
+            "restricted",
+            json!({"scheduler.alpha.kubernetes.io/node-selector": "env=prod"}),
+        ),
+        (
+            "open",
+            json!({"scheduler.alpha.kubernetes.io/tolerationsWhitelist": "",
+            "scheduler.alpha.kubernetes.io/defaultTolerations": "[{\"Key\":\"lab\",\"Operator\":\"Exists\"}]"}),
+        ),
+    ];
+    for (name, annotations) in &namespaces {
+        let (code, body) = runtime().block_on(send(
+            &c,
+            "POST",
+            &format!("{api}/namespaces"),
+            Some(namespace(name, annotations.clone())),
+        ));
+        assert_eq!(code, 201, "{body}");
+        k.wait_for_default_service_account(name);
+    }
+    runtime().block_on(async {
+        let post = |ns: &str, p: Value| {
+            let (c, url) = (c.clone(), format!("{api}/namespaces/{ns}/pods"));
+            async move { send(&c, "POST", &url, Some(p)).await }
+        };
+
+        // The cluster default selector and tolerations.
+        let (code, p) = post("plain", pod("a", json!({}))).await;
+        assert_eq!(code, 201, "{p}");
+        assert_eq!(p["spec"]["nodeSelector"], json!({"env": "dev"}));
+        assert!(
+            p["spec"]["tolerations"].as_array().into_iter().flatten().any(|t| t["key"] == "team" && t["value"] == "blue"),
+            "{}", p["spec"]["tolerations"]
+        );
+        // An empty annotation overrides the cluster default with nothing.
+        let (code, p) = post("unpinned", pod("a", json!({}))).await;
+        assert_eq!(code, 201, "{p}");
+        assert!(p["spec"]["nodeSelector"].is_null() || p["spec"]["nodeSelector"] == json!({}), "{p}");
+        // The namespace's whitelist from the configuration.
+        let (code, p) = post("restricted", pod("web", json!({"nodeSelector": {"tier": "web"}}))).await;
+        assert_eq!(code, 201, "{p}");
+        assert_eq!(p["spec"]["nodeSelector"], json!({"env": "prod", "tier": "web"}));
+        let (code, refused) = post("restricted", pod("db", json!({"nodeSelector": {"tier": "db"}}))).await;
+        assert_eq!(code, 403, "{refused}");
+        assert_eq!(refused["reason"], "Forbidden");
+        assert_eq!(refused["message"], "pods \"db\" is forbidden: pod node label selector labels conflict with its namespace whitelist");
+        // The cluster whitelist: 500 without a reason, naming its scope.
+        let (code, refused) = post("plain", pod("odd", json!({"tolerations": [{"key": "other", "operator": "Exists"}]}))).await;
+        assert_eq!(code, 500, "{refused}");
+        assert!(refused.get("reason").is_none(), "{refused}");
+        assert_eq!(refused["message"], "pod tolerations (possibly merged with namespace default tolerations) conflict with its cluster whitelist");
+        // An empty namespace whitelist lifts the cluster's; the namespace's
+        // defaults (keys in any case, as Go decodes them) replace the cluster's.
+        let (code, p) = post("open", pod("odd", json!({"tolerations": [{"key": "other", "operator": "Exists"}]}))).await;
+        assert_eq!(code, 201, "{p}");
+        let keys: Vec<&str> = p["spec"]["tolerations"].as_array().into_iter().flatten().filter_map(|t| t["key"].as_str()).collect();
+        assert!(keys.contains(&"lab") && !keys.contains(&"team"), "{keys:?}");
+    });
+}
+
+/// Configurations upstream refuses stop the start with its words; the
+/// unversioned PodNodeSelector file may stand alone as upstream's legacy
+/// `--admission-control-config-file`.
+#[test]
+fn admission_configurations_refused_or_taken_as_upstream() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bad = dir.path().join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n\
+         - name: PodTolerationRestriction\n  configuration:\n\
+         \x20   apiVersion: podtolerationrestriction.admission.k8s.io/v1alpha1\n    kind: Configuration\n\
+         \x20   default:\n    - {operator: Equal, value: x}\n",
+    )
+    .expect("write");
+    let out = std::process::Command::new(common::kapi_bin())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir.path().join("data"))
+        .arg("--enable-admission-plugins=PodTolerationRestriction")
+        .arg(format!("--admission-control-config-file={}", bad.display()))
+        .output()
+        .expect("run kapi");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("couldn't init admission plugin \"PodTolerationRestriction\": invalid config: [podtolerationrestriction.default[0].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty"),
+        "{err}"
+    );
+    common::assert_no_debug_shapes("a refused admission configuration", &err);
+
+    let legacy = dir.path().join("legacy.yaml");
+    std::fs::write(
+        &legacy,
+        "podNodeSelectorPluginConfig:\n  clusterDefaultNodeSelector: zone=a\n",
+    )
+    .expect("write");
+    let config = format!("--admission-control-config-file={}", legacy.display());
+    let k = Kapi::start(&["--enable-admission-plugins=PodNodeSelector", &config]);
+    k.wait_for_default_service_account("default");
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let (code, p) = send(
+            &c,
+            "POST",
+            &format!("{}/api/v1/namespaces/default/pods", k.url),
+            Some(pod("z", json!({}))),
+        )
+        .await;
+        assert_eq!(code, 201, "{p}");
+        assert_eq!(p["spec"]["nodeSelector"], json!({"zone": "a"}));
     });
 }

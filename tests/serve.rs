@@ -373,7 +373,7 @@ fn bad_flags_exit_2_with_one_line() {
 /// An `--etcd-servers` endpoint that accepts connections and never answers
 /// must not hold `kapi serve` forever: a signal stops it at once, and
 /// without one it gives up after upstream's 20 s dial timeout, naming the
-/// endpoint. Log files get no colour codes.
+/// endpoint; `kapi etcd dump` too. Log files get no colour codes.
 #[test]
 fn a_silent_etcd_endpoint_neither_hangs_the_start_nor_ignores_signals() {
     use std::time::{Duration, Instant};
@@ -417,9 +417,27 @@ fn a_silent_etcd_endpoint_neither_hangs_the_start_nor_ignores_signals() {
     assert!(t.elapsed() < Duration::from_secs(5));
 
     let mut child = start(dir.path());
+    // `kapi etcd dump` gives up the same way, alongside.
+    let mut dump = Command::new(common::kapi_bin())
+        .args(["etcd", "dump", "--etcd-servers", &endpoint])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn etcd dump");
     let status = common::wait_timeout(&mut child, Duration::from_secs(40))
         .expect("gives up on a silent etcd");
     assert!(!status.success());
+    let dumped = common::wait_timeout(&mut dump, Duration::from_secs(40))
+        .expect("etcd dump gives up on a silent etcd");
+    assert!(!dumped.success());
+    let mut dump_err = String::new();
+    std::io::Read::read_to_string(&mut dump.stderr.take().expect("stderr"), &mut dump_err)
+        .expect("read");
+    assert!(
+        dump_err.contains(&format!("etcd {endpoint}: no answer within 20s")),
+        "{dump_err}"
+    );
+    common::assert_no_debug_shapes("etcd dump on a silent etcd", &dump_err);
     let mut err = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().expect("stderr"), &mut err)
         .expect("read");

@@ -32,6 +32,12 @@ pub fn forbidden_for(
     }))
 }
 
+/// A plain Go error returned by an upstream plugin: `ErrorToAPIStatus`
+/// makes it a 500 with no reason and no details, the message as it is.
+pub fn plain_error(message: impl Into<String>) -> ApiError {
+    ApiError::new(500, crate::api::Reason::Unspecified, message).with_details(None)
+}
+
 /// upstream's `admission.NewForbidden(a, err)`: the request's resource and
 /// name (or the object's name or generateName, or `Unknown`).
 pub fn forbidden(a: &Attributes<'_>, why: impl std::fmt::Display) -> ApiError {

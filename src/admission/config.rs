@@ -28,6 +28,19 @@ impl AdmissionConfig {
     pub fn load(path: &Path) -> Result<AdmissionConfig, String> {
         let doc = read_yaml(path)?;
         let api_version = doc["apiVersion"].as_str().unwrap_or("");
+        // upstream's legacy form: an unversioned file holding one of these
+        // keys configures both plugins that read unversioned files.
+        if doc.get("kind").is_none()
+            && ["imagePolicy", "podNodeSelectorPluginConfig"]
+                .iter()
+                .any(|k| doc.get(*k).is_some())
+        {
+            let plugins = ["ImagePolicyWebhook", "PodNodeSelector"]
+                .iter()
+                .map(|p| (p.to_string(), doc.clone()))
+                .collect();
+            return Ok(AdmissionConfig { plugins });
+        }
         if doc["kind"] != "AdmissionConfiguration" || !API_VERSIONS.contains(&api_version) {
             return Err(format!(
                 "{}: not an AdmissionConfiguration of {}",

@@ -175,7 +175,7 @@ fn go_toleration(t: &Value) -> String {
 
 /// upstream's ValidateTolerations (called by node validation with the
 /// `tolerations` step twice in the path, as upstream does).
-fn validate_tolerations(tolerations: &[Value], path: &str, errs: &mut Vec<FieldError>) {
+pub(crate) fn validate_tolerations(tolerations: &[Value], path: &str, errs: &mut Vec<FieldError>) {
     for (i, t) in tolerations.iter().enumerate() {
         let p = format!("{path}[{i}]");
         let (key, op, value, effect) =
