@@ -50,19 +50,7 @@ async fn run(bin: &str, creates: usize) -> Result<()> {
 }
 
 fn main() {
-    let smoke = std::env::args().any(|a| a == "--smoke");
-    let creates = if smoke { 2_000 } else { 50_000 };
-    let bin = env!("CARGO_BIN_EXE_kapi");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    println!(
-        "generated names (issue 21){}",
-        if smoke { ", smoke sizes" } else { "" }
-    );
-    if let Err(e) = rt.block_on(run(bin, creates)) {
-        eprintln!("generate_name bench failed: {e:#}");
-        std::process::exit(1);
-    }
+    common::bench_main("generated names (issue 21)", |bin, smoke| {
+        run(bin, if smoke { 2_000 } else { 50_000 })
+    });
 }

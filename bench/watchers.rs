@@ -167,19 +167,7 @@ async fn run(bin: &str, watchers: usize) -> Result<()> {
 }
 
 fn main() {
-    let smoke = std::env::args().any(|a| a == "--smoke");
-    let watchers = if smoke { 1_000 } else { 10_000 };
-    let bin = env!("CARGO_BIN_EXE_kapi");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    println!(
-        "watch memory (issue 22){}",
-        if smoke { ", smoke sizes" } else { "" }
-    );
-    if let Err(e) = rt.block_on(run(bin, watchers)) {
-        eprintln!("watchers bench failed: {e:#}");
-        std::process::exit(1);
-    }
+    common::bench_main("watch memory (issue 22)", |bin, smoke| {
+        run(bin, if smoke { 1_000 } else { 10_000 })
+    });
 }

@@ -966,3 +966,24 @@ pub async fn fanout(
     };
     Ok(f)
 }
+
+// ---------------------------------------------------------------- main
+
+/// A single-figure bench's `main`: `--smoke` asks for small sizes, `run`
+/// gets the kapi binary and that choice, and a failure exits 1.
+pub fn bench_main<F, Fut>(title: &str, run: F)
+where
+    F: FnOnce(&'static str, bool) -> Fut,
+    Fut: std::future::Future<Output = Result<()>>,
+{
+    let smoke = std::env::args().any(|a| a == "--smoke");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    println!("{title}{}", if smoke { ", smoke sizes" } else { "" });
+    if let Err(e) = rt.block_on(run(env!("CARGO_BIN_EXE_kapi"), smoke)) {
+        eprintln!("{title}: bench failed: {e:#}");
+        std::process::exit(1);
+    }
+}
