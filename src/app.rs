@@ -185,9 +185,31 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             .map_err(|e| anyhow::anyhow!("--admission-control-config-file: {e}"))?,
         None => Default::default(),
     };
+    // The one plugin whose set-up waits on I/O (its backend's kubeconfig).
+    let image_policy: Option<Arc<dyn crate::admission::ValidatingPlugin>> = if cfg
+        .admission_plugins
+        .iter()
+        .any(|p| p == "ImagePolicyWebhook")
+    {
+        let p = crate::admission::image_policy::ImagePolicyWebhook::from_config(
+                admission_config.plugin("ImagePolicyWebhook"),
+            )
+            .await
+            .map_err(|e| {
+                anyhow::anyhow!("failed to initialize admission: couldn't init admission plugin \"ImagePolicyWebhook\": {e}")
+            })?;
+        Some(Arc::new(p))
+    } else {
+        None
+    };
     registries.set_admission(
-        admission_chain(&cfg.admission_plugins, &authorizer, &admission_config)
-            .map_err(|e| anyhow::anyhow!("failed to initialize admission: {e}"))?,
+        admission_chain(
+            &cfg.admission_plugins,
+            &authorizer,
+            &admission_config,
+            image_policy,
+        )
+        .map_err(|e| anyhow::anyhow!("failed to initialize admission: {e}"))?,
     );
     registries.add_validating_admission(Arc::new(crate::auth::escalation::RbacEscalation {
         authorizer: authorizer.clone(),
@@ -533,6 +555,7 @@ fn admission_chain(
     enabled: &[String],
     authorizer: &Arc<dyn Authorizer>,
     config: &crate::admission::config::AdmissionConfig,
+    image_policy: Option<Arc<dyn crate::admission::ValidatingPlugin>>,
 ) -> Result<crate::admission::Chain, String> {
     use crate::admission::{self as adm, MutatingPlugin, ValidatingPlugin};
     let mut mutating: Vec<Arc<dyn MutatingPlugin>> = Vec::new();
@@ -572,6 +595,9 @@ fn admission_chain(
                 mutating.push(Arc::new(adm::always_pull_images::AlwaysPullImages));
                 validating.push(Arc::new(adm::always_pull_images::AlwaysPullImages));
             }
+            "ImagePolicyWebhook" => validating.push(image_policy.clone().ok_or(
+                "couldn't init admission plugin \"ImagePolicyWebhook\": no config specified",
+            )?),
             "PodSecurity" => validating.push(Arc::new(adm::pod_security::PodSecurity)),
             "PodNodeSelector" => {
                 let p = Arc::new(adm::pod_node_selector::PodNodeSelector::from_config(
@@ -679,13 +705,16 @@ fn every_accepted_admission_plugin_is_built() {
     std::fs::write(&file, "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n- name: EventRateLimit\n  configuration:\n    limits: [{type: Server, qps: 1, burst: 1}]\n").expect("write");
     let config = crate::admission::config::AdmissionConfig::load(&file).expect("config");
     for name in crate::admission::ORDER {
+        // ImagePolicyWebhook needs a backend: tests/admission_plugins.rs.
         if crate::admission::NOT_IMPLEMENTED
             .iter()
             .any(|(n, _)| n == name)
+            || *name == "ImagePolicyWebhook"
         {
             continue;
         }
-        let chain = admission_chain(&[name.to_string()], &authorizer, &config).expect("chain");
+        let chain =
+            admission_chain(&[name.to_string()], &authorizer, &config, None).expect("chain");
         assert_eq!(chain.names(), vec![*name], "{name}");
     }
 }

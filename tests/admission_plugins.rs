@@ -206,13 +206,12 @@ fn namespace_auto_provision_creates_the_namespace() {
     });
 }
 
-/// A plugin upstream has and kapi does not run is refused at start with
-/// the reason, never accepted and skipped; EventRateLimit without its
-/// configuration is refused too.
+/// Plugins that need a configuration are refused at start without one,
+/// never accepted and skipped.
 #[test]
 fn plugins_kapi_cannot_run_are_refused_at_start() {
     for (plugin, want) in [
-        ("ImagePolicyWebhook", "plugin \"ImagePolicyWebhook\" is not supported by kapi: it needs an image review webhook"),
+        ("ImagePolicyWebhook", "failed to initialize admission: couldn't init admission plugin \"ImagePolicyWebhook\": no config specified"),
         ("EventRateLimit", "failed to initialize admission: EventRateLimit: no config file specified"),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -413,17 +412,192 @@ fn admission_configurations_refused_or_taken_as_upstream() {
     .expect("write");
     let config = format!("--admission-control-config-file={}", legacy.display());
     let k = Kapi::start(&["--enable-admission-plugins=PodNodeSelector", &config]);
+    let (code, p) = create_default_pod(&k, pod("z", json!({})));
+    assert_eq!(code, 201, "{p}");
+    assert_eq!(p["spec"]["nodeSelector"], json!({"zone": "a"}));
+}
+
+/// Creates `p` in `default` once its ServiceAccount is there: code and body.
+fn create_default_pod(k: &Kapi, p: Value) -> (u16, Value) {
     k.wait_for_default_service_account("default");
-    runtime().block_on(async {
-        let c = k.admin_client();
-        let (code, p) = send(
-            &c,
-            "POST",
-            &format!("{}/api/v1/namespaces/default/pods", k.url),
-            Some(pod("z", json!({}))),
-        )
-        .await;
-        assert_eq!(code, 201, "{p}");
-        assert_eq!(p["spec"]["nodeSelector"], json!({"zone": "a"}));
+    let c = k.admin_client();
+    let url = format!("{}/api/v1/namespaces/default/pods", k.url);
+    runtime().block_on(send(&c, "POST", &url, Some(p)))
+}
+
+/// An image review backend: it answers ImageReviews (denying images that
+/// contain "bad", without a reason those that contain "quiet"), keeps
+/// every review it got, and stops when `stop` fires.
+async fn image_review_backend(
+    stop: tokio::sync::oneshot::Receiver<()>,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::{routing::post, Json, Router};
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = got.clone();
+    let app = Router::new().route(
+        "/review",
+        post(move |Json(review): Json<Value>| {
+            let seen = seen.clone();
+            async move {
+                let images: Vec<String> = review["spec"]["containers"].as_array().into_iter().flatten()
+                    .filter_map(|c| c["image"].as_str().map(String::from)).collect();
+                seen.lock().expect("lock").push(review);
+                let status = if images.iter().any(|i| i.contains("bad")) {
+                    json!({"allowed": false, "reason": "images from repo bad are not allowed"})
+                } else if images.iter().any(|i| i.contains("quiet")) {
+                    json!({"allowed": false})
+                } else {
+                    json!({"allowed": true})
+                };
+                Json(json!({"apiVersion": "imagepolicy.k8s.io/v1alpha1", "kind": "ImageReview", "status": status}))
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/review", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop.await;
+            })
+            .await;
     });
+    (url, got)
+}
+
+fn image_policy_config(dir: &std::path::Path, server: &str, policy: &str) -> String {
+    let kubeconfig = dir.join("imagereview.kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: backend\n  cluster: {{server: \"{server}\"}}\n\
+             users:\n- name: kapi\n  user: {{token: secret}}\ncontexts:\n- name: backend\n  context: {{cluster: backend, user: kapi}}\n\
+             current-context: backend\n"
+        ),
+    )
+    .expect("write");
+    let admission = dir.join("admission.yaml");
+    std::fs::write(
+        &admission,
+        format!(
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n\
+             - name: ImagePolicyWebhook\n  configuration:\n    imagePolicy:\n      kubeConfigFile: {}\n{policy}",
+            kubeconfig.display()
+        ),
+    )
+    .expect("write");
+    format!("--admission-control-config-file={}", admission.display())
+}
+
+/// ImagePolicyWebhook against a real backend: the ImageReview upstream
+/// sends (images of containers then init containers, the image-policy
+/// annotations only, the namespace), a denial with and without a reason
+/// (403), answers cached for their TTL, and with the backend gone a
+/// refusal (defaultAllow false); bad settings stop the start in upstream's
+/// words.
+#[test]
+fn image_policy_webhook_asks_its_backend() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let backend_rt = runtime();
+    let (stop, stopped) = tokio::sync::oneshot::channel();
+    let (url, got) = backend_rt.block_on(image_review_backend(stopped));
+    let config = image_policy_config(
+        dir.path(),
+        &url,
+        "      allowTTL: 60\n      denyTTL: 60\n      retryBackoff: 10\n      defaultAllow: false\n",
+    );
+    let k = Kapi::start(&["--enable-admission-plugins=ImagePolicyWebhook", &config]);
+    k.wait_for_default_service_account("default");
+    let c = k.admin_client();
+    let pods = format!("{}/api/v1/namespaces/default/pods", k.url);
+    let with = |name: &str, image: &str| {
+        let mut p = pod(
+            name,
+            json!({"initContainers": [{"name": "init", "image": "registry.example/init:1"}]}),
+        );
+        p["spec"]["containers"][0]["image"] = json!(image);
+        p["metadata"]["annotations"] =
+            json!({"mycluster.image-policy.k8s.io/ticket-1234": "break-glass", "other": "x"});
+        p
+    };
+    backend_rt.block_on(async {
+        let (code, p) = send(&c, "POST", &pods, Some(with("good", "registry.example/app:1"))).await;
+        assert_eq!(code, 201, "{p}");
+        let reviews = got.lock().expect("lock").clone();
+        assert_eq!(reviews.len(), 1, "{reviews:?}");
+        let r = &reviews[0];
+        assert_eq!(r["kind"], "ImageReview");
+        assert_eq!(r["apiVersion"], "imagepolicy.k8s.io/v1alpha1");
+        assert_eq!(
+            r["spec"],
+            json!({"containers": [{"image": "registry.example/app:1"}, {"image": "registry.example/init:1"}],
+                "annotations": {"mycluster.image-policy.k8s.io/ticket-1234": "break-glass"},
+                "namespace": "default"})
+        );
+
+        let (code, refused) = send(&c, "POST", &pods, Some(with("b", "bad/app:1"))).await;
+        assert_eq!(code, 403, "{refused}");
+        assert_eq!(refused["reason"], "Forbidden");
+        assert_eq!(refused["message"], "pods \"b\" is forbidden: image policy webhook backend denied one or more images: images from repo bad are not allowed");
+        let (code, refused) = send(&c, "POST", &pods, Some(with("q", "quiet/app:1"))).await;
+        assert_eq!(code, 403, "{refused}");
+        assert_eq!(refused["message"], "pods \"q\" is forbidden: one or more images rejected by webhook backend");
+
+        // The same review again is answered from the cache.
+        let asked = got.lock().expect("lock").len();
+        let (code, p) = send(&c, "POST", &pods, Some(with("good-again", "registry.example/app:1"))).await;
+        assert_eq!(code, 201, "{p}");
+        let (code, _) = send(&c, "POST", &pods, Some(with("b2", "bad/app:1"))).await;
+        assert_eq!(code, 403);
+        assert_eq!(got.lock().expect("lock").len(), asked, "cached answers");
+
+        // The backend gone: refused, naming what failed (defaultAllow false).
+        let _ = stop.send(());
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        let (code, refused) = send(&c, "POST", &pods, Some(with("late", "registry.example/new:1"))).await;
+        assert_eq!(code, 403, "{refused}");
+        let message = refused["message"].as_str().unwrap_or("");
+        assert!(message.starts_with("pods \"late\" is forbidden: Post \"http://"), "{message}");
+        common::assert_no_debug_shapes("an image policy backend failure", message);
+    });
+
+    // Out-of-range settings stop the start in upstream's words.
+    let out = std::process::Command::new(common::kapi_bin())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir.path().join("data2"))
+        .arg("--enable-admission-plugins=ImagePolicyWebhook")
+        .arg(image_policy_config(
+            dir.path(),
+            &url,
+            "      allowTTL: 1801\n",
+        ))
+        .output()
+        .expect("run kapi");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("couldn't init admission plugin \"ImagePolicyWebhook\": valid value is between 1s and 30m0s, got 30m1s"),
+        "{err}"
+    );
+}
+
+/// With `defaultAllow: true` a backend that cannot be reached lets pods in.
+#[test]
+fn image_policy_webhook_fails_open_when_told_to() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let config = image_policy_config(
+        dir.path(),
+        &format!("http://127.0.0.1:{port}/review"),
+        "      retryBackoff: 1\n      defaultAllow: true\n",
+    );
+    let k = Kapi::start(&["--enable-admission-plugins=ImagePolicyWebhook", &config]);
+    let (code, p) = create_default_pod(&k, pod("open", json!({})));
+    assert_eq!(code, 201, "{p}");
 }

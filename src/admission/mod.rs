@@ -16,6 +16,7 @@ pub mod default_toleration_seconds;
 pub mod deny_external_ips;
 pub mod event_rate_limit;
 pub mod extended_resource_toleration;
+pub mod image_policy;
 pub mod inactive;
 pub mod limit_ranger;
 pub mod matching;
@@ -180,10 +181,7 @@ pub const DEFAULT_ON: &[&str] = &[
 
 /// Plugins upstream has that kapi does not run: naming one is refused at
 /// start rather than skipped, with the reason.
-pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[(
-    "ImagePolicyWebhook",
-    "it needs an image review webhook and its admission configuration file",
-)];
+pub const NOT_IMPLEMENTED: &[(&str, &str)] = &[];
 
 #[derive(Clone, Default)]
 pub struct Chain {
