@@ -410,6 +410,8 @@ fn every_flag_is_honoured_ignored_or_refused_by_name() {
             continue;
         }
         let typical = match kind.as_str() {
+            // Checked against v1.34's gates: a real one.
+            _ if name == "feature-gates" => "kube:AllAlpha=true".to_string(),
             "bool" => if default == "true" { "false" } else { "true" }.to_string(),
             "int" | "uint" | "Level" => "7".into(),
             "float" | "float32" => "0.5".into(),
@@ -457,6 +459,49 @@ fn every_flag_is_honoured_ignored_or_refused_by_name() {
     );
     assert!(refused_names.contains(&"encryption-provider-config".to_string()));
     assert!(refused_names.contains(&"runtime-config".to_string()));
+}
+
+/// `--feature-gates` as kube-apiserver v1.34 checks it: gates it does not
+/// know, values that are not bools, locked gates set otherwise and mixed
+/// prefixes stop the start in upstream's words; GA gates are accepted
+/// with upstream's warning.
+#[test]
+fn feature_gates_are_checked_as_kube_apiserver_checks_them() {
+    let run = |gates: &str| {
+        let out = Command::new(common::kapi_bin())
+            .args(["kube-apiserver", "--etcd-servers=http://127.0.0.1:1"])
+            .arg(format!("--feature-gates={gates}"))
+            .output()
+            .expect("run");
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for (gates, want) in [
+        ("NoSuchGate=true", "Error: unrecognized feature gate: NoSuchGate"),
+        ("AllAlpha=maybe", "Error: invalid value of AllAlpha=maybe, err: strconv.ParseBool: parsing \"maybe\": invalid syntax"),
+        ("AllAlpha", "Error: missing bool value for AllAlpha"),
+        ("APIServerTracing=false", "Error: cannot set feature gate APIServerTracing to false, feature is locked to true"),
+        ("kube:AllAlpha=true,AllBeta=true", "Error: set kube feature gates with default empty prefix or kube: prefix consistently, do not mix use"),
+        ("kubelet:AllAlpha=true", "Error: component not registered: kubelet"),
+    ] {
+        let (ok, err) = run(gates);
+        assert!(!ok, "{gates}");
+        assert_eq!(err.trim(), want, "{gates}");
+    }
+    // Known gates pass the check (the start then stops at the absent etcd);
+    // a GA gate gets upstream's warning.
+    let (ok, err) = run("AllBeta=false,APIServerTracing=true");
+    assert!(!ok);
+    assert!(
+        err.contains("--etcd-servers") || err.contains("etcd"),
+        "{err}"
+    );
+    assert!(
+        err.contains("Setting GA feature gate APIServerTracing=true. It will be removed in a future release."),
+        "{err}"
+    );
 }
 
 #[test]

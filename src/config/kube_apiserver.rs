@@ -145,7 +145,7 @@ const HONOURED: &[&str] = &[
 pub const NO_OPS: &[(&str, &str)] = &[
     (
         "feature-gates",
-        "kapi serves v1.34's defaults; gates are parsed, not toggled",
+        "kapi serves v1.34's defaults; gates are checked as upstream checks them, not toggled",
     ),
     ("emulated-version", "kapi serves v1.34"),
     ("emulation-forward-compatible", "kapi serves v1.34"),
@@ -590,6 +590,8 @@ pub struct Personality {
     /// The serving pair in `--cert-dir` to write when kapi made its own (as
     /// kube-apiserver writes a self-signed pair there when none is given).
     pub write_serving_pair_to: Option<(PathBuf, PathBuf)>,
+    /// What upstream warns of at start (GA or deprecated feature gates set).
+    pub warnings: Vec<String>,
 }
 
 /// A setting kapi refuses, with kube-apiserver's flag name.
@@ -607,6 +609,11 @@ impl Personality {
         let logging_format = match cl.get("logging-format") {
             Some(f) => f.parse().map_err(Refused)?,
             None => crate::logs::Format::Text,
+        };
+        // Feature gates next, as upstream's PersistentPreRunE sets them.
+        let warnings = match cl.values.get("feature-gates") {
+            Some(values) => super::feature_gates::check(values).map_err(Refused)?,
+            None => Vec::new(),
         };
         let mut refused = Vec::new();
         for name in cl.names() {
@@ -779,6 +786,7 @@ impl Personality {
             verbosity,
             logging_format,
             write_serving_pair_to,
+            warnings,
         })
     }
 }

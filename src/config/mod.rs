@@ -2,6 +2,7 @@
 //! resolved, paths derived, values checked, before anything starts.
 
 pub mod duration;
+pub mod feature_gates;
 pub mod kube_apiserver;
 
 use std::net::{IpAddr, Ipv4Addr};
