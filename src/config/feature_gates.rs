@@ -82,14 +82,10 @@ pub fn check(values: &[String]) -> Result<Vec<String>, String> {
             return Err(format!("missing bool value for {}", s.trim()));
         };
         let (k, v) = (k.trim(), v.trim());
-        let value = match v {
-            "1" | "t" | "T" | "TRUE" | "true" | "True" => true,
-            "0" | "f" | "F" | "FALSE" | "false" | "False" => false,
-            _ => {
-                return Err(format!(
+        let Some(value) = super::kube_apiserver::parse_bool(v) else {
+            return Err(format!(
                 "invalid value of {k}={v}, err: strconv.ParseBool: parsing \"{v}\": invalid syntax"
-            ))
-            }
+            ));
         };
         parsed.push((k, value));
     }
