@@ -102,6 +102,13 @@ fn a_bookmark_comes_two_seconds_before_the_watch_ends() {
         let (with, without) =
             futures::join!(events_until_end(&c, &with), events_until_end(&c, &without));
         assert!(without.is_empty(), "no bookmarks unasked: {without:?}");
+        // A timeout beyond any clock is a watch that does not time out.
+        let r = c
+            .get(format!("{base}?watch=true&timeoutSeconds={}", i64::MAX))
+            .send()
+            .await
+            .expect("watch");
+        assert_eq!(r.status(), 200);
         assert_eq!(with.len(), 1, "one bookmark in a 5 s watch: {with:?}");
         let (at, e) = &with[0];
         assert_eq!(e["type"], "BOOKMARK", "{e}");

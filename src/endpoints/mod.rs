@@ -1165,7 +1165,12 @@ impl ResourceHandler {
             Some(t) if t < 0 => 0,
             Some(t) => t as u64,
         };
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
+        // A timeout past what the clock can hold (a client may send
+        // i64::MAX) is as good as never.
+        let now = tokio::time::Instant::now();
+        let deadline = now
+            .checked_add(Duration::from_secs(timeout))
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
         let rx = registry
             .watch(
                 &info.namespace,
