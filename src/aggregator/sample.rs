@@ -886,7 +886,8 @@ impl Server {
                     return;
                 }
             }
-            let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+            // A timeout past what the clock holds is no timeout.
+            let deadline = timeout.and_then(|t| tokio::time::Instant::now().checked_add(t));
             loop {
                 let ended = async {
                     match deadline {
