@@ -206,6 +206,19 @@ fn namespace_auto_provision_creates_the_namespace() {
     });
 }
 
+/// Runs `kapi serve` on `data_dir` with `args`, which must stop the
+/// start: its standard error.
+fn refused_start(data_dir: &std::path::Path, args: &[String]) -> String {
+    let out = std::process::Command::new(common::kapi_bin())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(data_dir)
+        .args(args)
+        .output()
+        .expect("run kapi");
+    assert!(!out.status.success(), "kapi started with {args:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// Plugins that need a configuration are refused at start without one,
 /// never accepted and skipped.
 #[test]
@@ -215,14 +228,7 @@ fn plugins_kapi_cannot_run_are_refused_at_start() {
         ("EventRateLimit", "failed to initialize admission: EventRateLimit: no config file specified"),
     ] {
         let dir = tempfile::tempdir().expect("tempdir");
-        let out = std::process::Command::new(common::kapi_bin())
-            .args(["serve", "--secure-port", "0", "--data-dir"])
-            .arg(dir.path())
-            .arg(format!("--enable-admission-plugins={plugin}"))
-            .output()
-            .expect("run kapi");
-        assert!(!out.status.success(), "{plugin}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = refused_start(dir.path(), &[format!("--enable-admission-plugins={plugin}")]);
         assert!(err.contains(want), "{plugin}: {err}");
     }
 }
@@ -389,15 +395,13 @@ fn admission_configurations_refused_or_taken_as_upstream() {
          \x20   default:\n    - {operator: Equal, value: x}\n",
     )
     .expect("write");
-    let out = std::process::Command::new(common::kapi_bin())
-        .args(["serve", "--secure-port", "0", "--data-dir"])
-        .arg(dir.path().join("data"))
-        .arg("--enable-admission-plugins=PodTolerationRestriction")
-        .arg(format!("--admission-control-config-file={}", bad.display()))
-        .output()
-        .expect("run kapi");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_start(
+        &dir.path().join("data"),
+        &[
+            "--enable-admission-plugins=PodTolerationRestriction".into(),
+            format!("--admission-control-config-file={}", bad.display()),
+        ],
+    );
     assert!(
         err.contains("couldn't init admission plugin \"PodTolerationRestriction\": invalid config: [podtolerationrestriction.default[0].operator: Invalid value: \"Equal\": operator must be Exists when `key` is empty"),
         "{err}"
@@ -564,19 +568,13 @@ fn image_policy_webhook_asks_its_backend() {
     });
 
     // Out-of-range settings stop the start in upstream's words.
-    let out = std::process::Command::new(common::kapi_bin())
-        .args(["serve", "--secure-port", "0", "--data-dir"])
-        .arg(dir.path().join("data2"))
-        .arg("--enable-admission-plugins=ImagePolicyWebhook")
-        .arg(image_policy_config(
-            dir.path(),
-            &url,
-            "      allowTTL: 1801\n",
-        ))
-        .output()
-        .expect("run kapi");
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused_start(
+        &dir.path().join("data2"),
+        &[
+            "--enable-admission-plugins=ImagePolicyWebhook".into(),
+            image_policy_config(dir.path(), &url, "      allowTTL: 1801\n"),
+        ],
+    );
     assert!(
         err.contains("couldn't init admission plugin \"ImagePolicyWebhook\": valid value is between 1s and 30m0s, got 30m1s"),
         "{err}"
