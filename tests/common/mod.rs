@@ -21,6 +21,10 @@ pub struct Kapi {
     pub data_dir: PathBuf,
     pub kubeconfig: PathBuf,
     _tmp: Option<tempfile::TempDir>,
+    /// kubectl's discovery cache for this server alone: kubectl keys its
+    /// cache by host and port, and a port freed by an earlier test's server
+    /// (with other CRDs) would otherwise answer from that server's discovery.
+    kubectl_cache: tempfile::TempDir,
     pub stderr_lines: mpsc::Receiver<String>,
     /// Started with `-v`: its log may show more than a user's.
     verbose: bool,
@@ -88,6 +92,7 @@ impl Kapi {
             data_dir: data_dir.to_path_buf(),
             kubeconfig: kubeconfig.expect("kubeconfig"),
             _tmp: None,
+            kubectl_cache: tempfile::tempdir().expect("kubectl cache dir"),
             stderr_lines: erx,
             verbose: extra
                 .iter()
@@ -177,7 +182,8 @@ impl Kapi {
 
     pub fn kubectl(&self) -> Command {
         let mut c = Command::new(kubectl_path());
-        c.env("KUBECONFIG", &self.kubeconfig);
+        c.env("KUBECONFIG", &self.kubeconfig)
+            .env("KUBECACHEDIR", self.kubectl_cache.path());
         c
     }
 
