@@ -434,6 +434,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             health,
             metrics: metrics.clone(),
             root_paths: root_paths.clone(),
+            profiling: cfg.profiling,
         },
     );
     let routes = servers.route_table();
@@ -770,6 +771,7 @@ pub fn route_tables(catalog: &Catalog) -> Vec<RouteInfo> {
             health: controlplane::Health::default(),
             metrics: Metrics::default(),
             root_paths: Arc::new(OnceLock::new()),
+            profiling: true,
         },
     )
     .route_table()

@@ -53,23 +53,66 @@ pub fn filter_for(verbosity: u8) -> &'static str {
     }
 }
 
+type FilterHandle =
+    tracing_subscriber::reload::Handle<tracing_subscriber::EnvFilter, tracing_subscriber::Registry>;
+
+/// The installed logger's filter, swapped by `PUT /debug/flags/v`.
+static FILTER: std::sync::OnceLock<FilterHandle> = std::sync::OnceLock::new();
+
 /// Installs the process's logger on standard error. A second call (a test
 /// that starts several servers) keeps the first.
 pub fn init(verbosity: u8, format: Format) {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     use tracing_subscriber::EnvFilter;
     let filter =
         EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(filter_for(verbosity)));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
-    let _ = match format {
-        Format::Text => builder
-            .with_target(false)
-            // Colour only for a person at a terminal, never into a log file.
-            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+    let (filter, handle) = tracing_subscriber::reload::Layer::new(filter);
+    let registry = tracing_subscriber::registry().with(filter);
+    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let installed = match format {
+        Format::Text => registry
+            .with(
+                layer
+                    .with_target(false)
+                    // Colour only for a person at a terminal, never into a log file.
+                    .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())),
+            )
             .try_init(),
-        Format::Json => builder.event_format(Json).try_init(),
+        Format::Json => registry.with(layer.event_format(Json)).try_init(),
     };
+    if installed.is_ok() {
+        let _ = FILTER.set(handle);
+    }
+}
+
+/// `PUT /debug/flags/v` with `value` as its body: klog's `Level.Set`
+/// (a base-10 uint32, nothing around it), then the filter `-v N` picks.
+/// The answers are component-base's `GlogSetter`'s.
+pub fn set_verbosity(value: &str) -> Result<String, String> {
+    let level = parse_uint32(value)
+        .map_err(|e| format!("failed set klog.logging.verbosity {value}: {e}"))?;
+    if let Some(handle) = FILTER.get() {
+        let filter = tracing_subscriber::EnvFilter::new(filter_for(level.min(255) as u8));
+        handle
+            .reload(filter)
+            .map_err(|e| format!("failed set klog.logging.verbosity {value}: {e}"))?;
+    }
+    Ok(format!(
+        "successfully set klog.logging.verbosity to {value}"
+    ))
+}
+
+/// Go's `strconv.ParseUint(s, 10, 32)`, with its error text.
+fn parse_uint32(s: &str) -> Result<u32, String> {
+    let quoted = crate::api::go_quote(s);
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!(
+            "strconv.ParseUint: parsing {quoted}: invalid syntax"
+        ));
+    }
+    s.parse()
+        .map_err(|_| format!("strconv.ParseUint: parsing {quoted}: value out of range"))
 }
 
 /// One JSON object per line, with component-base's keys first.
@@ -224,6 +267,27 @@ macro_rules! warn_limited {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn verbosity_values_are_parsed_as_klog_parses_them() {
+        assert_eq!(parse_uint32("5"), Ok(5));
+        assert_eq!(
+            parse_uint32("5\n"),
+            Err("strconv.ParseUint: parsing \"5\\n\": invalid syntax".into())
+        );
+        assert_eq!(
+            parse_uint32("-1"),
+            Err("strconv.ParseUint: parsing \"-1\": invalid syntax".into())
+        );
+        assert_eq!(
+            parse_uint32("4294967296"),
+            Err("strconv.ParseUint: parsing \"4294967296\": value out of range".into())
+        );
+        assert_eq!(
+            set_verbosity("x"),
+            Err("failed set klog.logging.verbosity x: strconv.ParseUint: parsing \"x\": invalid syntax".into())
+        );
+    }
 
     #[test]
     fn a_repeated_warning_is_written_once_per_window_with_a_count() {

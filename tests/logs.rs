@@ -155,3 +155,102 @@ fn an_etcd_outage_is_a_few_lines_that_name_the_endpoint() {
         }
     }
 }
+
+/// `PUT /debug/flags/v` changes the running server's verbosity, with
+/// upstream's answers (component-base's GlogSetter behind routes.DebugFlags).
+#[test]
+fn debug_flags_v_changes_the_verbosity_of_a_running_server() {
+    let k = Kapi::start(&[]);
+    let admin = k.admin_client();
+    let url = format!("{}/debug/flags/v", k.url);
+    common::runtime().block_on(async {
+        let put = |body: &'static str| admin.put(&url).body(body).send();
+        // Nothing is logged per request at -v 0.
+        kubectl_get_namespaces(&k);
+        let before = drain(&k, Duration::from_millis(300));
+        assert!(!before.iter().any(|l| l.contains(" HTTP ")), "{before:?}");
+
+        let r = put("3").await.expect("put");
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()["content-type"], "text/plain");
+        assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+        assert_eq!(
+            r.text().await.expect("body"),
+            "successfully set klog.logging.verbosity to 3\n"
+        );
+        kubectl_get_namespaces(&k);
+        let after = drain(&k, Duration::from_millis(500));
+        assert!(
+            after
+                .iter()
+                .any(|l| l.contains("HTTP verb=\"LIST\" URI=\"/api/v1/namespaces?limit=500\"")),
+            "no request line after PUT 3:\n{}",
+            after.join("\n")
+        );
+
+        // Back to 0: quiet again.
+        assert_eq!(put("0").await.expect("put").status(), 200);
+        kubectl_get_namespaces(&k);
+        let quiet = drain(&k, Duration::from_millis(300));
+        assert!(!quiet.iter().any(|l| l.contains(" HTTP ")), "{quiet:?}");
+
+        // klog's parse errors, word for word; a newline is not trimmed.
+        for (body, text) in [
+            ("x", "failed set klog.logging.verbosity x: strconv.ParseUint: parsing \"x\": invalid syntax\n"),
+            ("3\n", "failed set klog.logging.verbosity 3\n: strconv.ParseUint: parsing \"3\\n\": invalid syntax\n"),
+            ("-1", "failed set klog.logging.verbosity -1: strconv.ParseUint: parsing \"-1\": invalid syntax\n"),
+        ] {
+            let r = put(body).await.expect("put");
+            assert_eq!(r.status(), 400, "{body:?}");
+            assert_eq!(r.text().await.expect("body"), text);
+        }
+        // Any other method: 406.
+        let r = admin.get(&url).send().await.expect("get");
+        assert_eq!(r.status(), 406);
+        assert_eq!(r.text().await.expect("body"), "unsupported http method\n");
+        // The index lists the flag.
+        let r = admin
+            .get(format!("{}/debug/flags", k.url))
+            .send()
+            .await
+            .expect("index");
+        assert_eq!(r.status(), 200);
+        assert!(r.text().await.expect("body").contains("<tr>v<br>"));
+        // Not in the / index (upstream's UnlistedHandle).
+        let root: serde_json::Value = admin
+            .get(format!("{}/", k.url))
+            .send()
+            .await
+            .expect("root")
+            .json()
+            .await
+            .expect("json");
+        assert!(
+            !root["paths"].to_string().contains("/debug"),
+            "{root}"
+        );
+        // Anonymous requests may not change it.
+        let r = k
+            .anonymous_client()
+            .put(&url)
+            .body("9")
+            .send()
+            .await
+            .expect("anonymous put");
+        assert_eq!(r.status(), 403);
+    });
+}
+
+#[test]
+fn without_profiling_there_is_no_debug_flags() {
+    let k = Kapi::start(&["--profiling=false"]);
+    let r = common::runtime().block_on(async {
+        k.admin_client()
+            .put(format!("{}/debug/flags/v", k.url))
+            .body("3")
+            .send()
+            .await
+            .expect("put")
+    });
+    assert_eq!(r.status(), 404);
+}

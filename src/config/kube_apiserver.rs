@@ -135,6 +135,7 @@ const HONOURED: &[&str] = &[
     "service-account-key-file",
     "service-account-signing-key-file",
     "api-audiences",
+    "profiling",
     "v",
     "logging-format",
     "help",
@@ -255,7 +256,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
     ),
     ("audit-log-version", "audit.k8s.io/v1"),
     ("contention-profiling", "no Go profiler"),
-    ("profiling", "no Go profiler"),
     ("debug-socket-path", "no Go profiler"),
     ("authentication-token-webhook-cache-ttl", "no token webhook"),
     ("authentication-token-webhook-version", "no token webhook"),
@@ -780,6 +780,9 @@ impl Personality {
             .collect();
         o.service_account_signing_key_file = path("service-account-signing-key-file");
         o.api_audiences = cl.list("api-audiences");
+        // With profiling upstream installs /debug/flags; kapi has no Go
+        // profiler, so that is all the flag changes here.
+        o.profiling = cl.bool("profiling").unwrap_or(true);
         let verbosity = cl.get("v").and_then(parse_go_int).unwrap_or(0).clamp(0, 10) as u8;
         Ok(Personality {
             serve: o,

@@ -184,6 +184,10 @@ pub struct ServeOptions {
     /// Audiences the API accepts in tokens, comma separated (default: the issuer).
     #[arg(long, value_delimiter = ',', value_name = "AUDIENCES")]
     pub api_audiences: Vec<String>,
+
+    /// Serve /debug/flags/v, where an administrator changes the log verbosity of the running server (PUT the level), as kube-apiserver does with profiling on.
+    #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
+    pub profiling: bool,
 }
 
 fn parse_storage_media_type(s: &str) -> Result<crate::storage::codec::MediaType, String> {
@@ -421,6 +425,8 @@ pub struct CompletedConfig {
     pub admission_config_file: Option<PathBuf>,
     pub audit_log_path: Option<PathBuf>,
     pub controllers: crate::controlplane::manager::Selection,
+    /// `/debug/flags` is served.
+    pub profiling: bool,
 }
 
 /// A flag whose value is wrong; printed as one line, exit code 2.
@@ -584,6 +590,7 @@ impl ServeOptions {
             service_account_key_files: self.service_account_key_file,
             service_account_signing_key_file: self.service_account_signing_key_file,
             api_audiences: self.api_audiences,
+            profiling: self.profiling,
         })
     }
 }

@@ -41,6 +41,8 @@ pub struct Deps {
     pub metrics: Metrics,
     /// Every path of every server, filled once the chain is built.
     pub root_paths: Arc<OnceLock<Vec<String>>>,
+    /// `--profiling`: upstream installs `/debug/flags` with it.
+    pub profiling: bool,
 }
 
 fn health_routes(
@@ -73,6 +75,7 @@ pub fn server(deps: Deps) -> GenericServer {
         health,
         metrics,
         root_paths,
+        profiling,
     } = deps;
     let mut s =
         GenericServer::new("kube-apiserver")
@@ -89,6 +92,9 @@ pub fn server(deps: Deps) -> GenericServer {
                 let m = metrics.clone();
                 async move { metrics_text(m.render()) }
             });
+    if profiling {
+        s = crate::server::debug_flags::install(s);
+    }
     s = health_routes(s, "healthz", health.healthz);
     s = health_routes(s, "livez", health.livez);
     health_routes(s, "readyz", health.readyz)

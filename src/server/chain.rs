@@ -42,6 +42,8 @@ struct Route {
     path: String,
     methods: Vec<Method>,
     handler: MethodRouter,
+    /// Left out of the `/` index (upstream's `UnlistedHandle`).
+    unlisted: bool,
 }
 
 /// Claims a request before the server's own resources are looked at
@@ -94,7 +96,24 @@ impl GenericServer {
     }
 
     /// Adds a non-resource route. `path` uses axum's syntax (`/readyz/{*check}`).
-    pub fn route<H, T>(mut self, path: &str, methods: &[Method], handler: H) -> Self
+    pub fn route<H, T>(self, path: &str, methods: &[Method], handler: H) -> Self
+    where
+        H: axum::handler::Handler<T, ()>,
+        T: 'static,
+    {
+        self.add(path, methods, handler, false)
+    }
+
+    /// A route the `/` index does not list (upstream's `UnlistedHandle`).
+    pub fn route_unlisted<H, T>(self, path: &str, methods: &[Method], handler: H) -> Self
+    where
+        H: axum::handler::Handler<T, ()>,
+        T: 'static,
+    {
+        self.add(path, methods, handler, true)
+    }
+
+    fn add<H, T>(mut self, path: &str, methods: &[Method], handler: H, unlisted: bool) -> Self
     where
         H: axum::handler::Handler<T, ()>,
         T: 'static,
@@ -110,6 +129,7 @@ impl GenericServer {
             path: path.to_string(),
             methods: methods.to_vec(),
             handler: mr,
+            unlisted,
         });
         self
     }
@@ -133,6 +153,7 @@ impl GenericServer {
     pub fn listed_paths(&self) -> Vec<String> {
         self.routes
             .iter()
+            .filter(|r| !r.unlisted)
             .map(|r| r.path.split("/{").next().unwrap_or(&r.path).to_string())
             .collect()
     }

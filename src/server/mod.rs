@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod chain;
+pub mod debug_flags;
 pub mod filters;
 pub mod flowcontrol;
 pub mod healthz;
