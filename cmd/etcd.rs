@@ -107,6 +107,10 @@ struct DumpArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i64).range(1..))]
     revision: Option<i64>,
 
+    /// The EncryptionConfiguration kapi (or kube-apiserver) was given: values encrypted at rest are decrypted with its keys. Without it they are shown as their provider and key.
+    #[arg(long, value_name = "FILE")]
+    encryption_provider_config: Option<PathBuf>,
+
     /// Output format (default yaml; one key per line with --keys-only).
     #[arg(short = 'o', long, value_enum, value_name = "FORMAT")]
     output: Option<Output>,
@@ -195,10 +199,16 @@ fn run_dump(a: DumpArgs) -> ExitCode {
         name: a.name.clone(),
         prefix: a.prefix.clone(),
     };
-    let plan = match Plan::new(layout, filter) {
+    let mut plan = match Plan::new(layout, filter) {
         Ok(p) => p,
         Err(e) => return fail(2, &e.to_string()),
     };
+    if let Some(path) = &a.encryption_provider_config {
+        match kapi::storage::encryption::EncryptionConfig::load(path) {
+            Ok(config) => plan = plan.with_encryption(config),
+            Err(e) => return fail(2, &format!("--encryption-provider-config: {e}")),
+        }
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

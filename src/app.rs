@@ -35,7 +35,9 @@ use crate::server::{chain, GenericServer, RouteInfo};
 use crate::storage::backend::{Backend, BackendError};
 use crate::storage::cacher::CacherSet;
 use crate::storage::codec::{Codec, MediaType};
+use crate::storage::dump::KeyLayout;
 use crate::storage::embedded::Embedded;
+use crate::storage::encryption::{Encrypted, EncryptionConfig};
 use crate::storage::etcd::{Etcd, EtcdConfig};
 use crate::storage::store::Store;
 use crate::{aggregator, apiextensions};
@@ -804,6 +806,14 @@ async fn open_storage(cfg: &CompletedConfig) -> anyhow::Result<Arc<dyn Backend>>
                 .map_err(|e| anyhow::anyhow!("--etcd-servers: {e}"))?;
             Arc::new(b)
         }
+    };
+    let raw = match &cfg.encryption_provider_config {
+        Some(path) => {
+            let config = EncryptionConfig::load(path).map_err(|e| anyhow::anyhow!(e))?;
+            let layout = KeyLayout::new(&builtin_catalog(), &cfg.storage_prefix);
+            Arc::new(Encrypted::new(raw, config, layout)) as Arc<dyn Backend>
+        }
+        None => raw,
     };
     Ok(Arc::new(Codec::new(raw, cfg.storage_media_type)))
 }

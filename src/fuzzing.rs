@@ -84,6 +84,7 @@ impl Backend for FuzzBackend {
                 create_revision: 2,
                 mod_revision: REV,
                 version: 1,
+                stale: false,
             };
             return Ok((Some(kv), REV));
         }

@@ -136,6 +136,7 @@ const HONOURED: &[&str] = &[
     "service-account-signing-key-file",
     "api-audiences",
     "profiling",
+    "encryption-provider-config",
     "v",
     "logging-format",
     "help",
@@ -783,6 +784,7 @@ impl Personality {
         // With profiling upstream installs /debug/flags; kapi has no Go
         // profiler, so that is all the flag changes here.
         o.profiling = cl.bool("profiling").unwrap_or(true);
+        o.encryption_provider_config = path("encryption-provider-config");
         let verbosity = cl.get("v").and_then(parse_go_int).unwrap_or(0).clamp(0, 10) as u8;
         Ok(Personality {
             serve: o,
@@ -954,11 +956,11 @@ mod tests {
         assert!(Personality::from_command_line(&ok, defaults.clone()).is_ok());
         let refused = parse(&[
             "--etcd-servers=http://127.0.0.1:2379",
-            "--encryption-provider-config=enc.yaml",
+            "--etcd-servers-overrides=/events#http://127.0.0.1:2380",
         ])
         .expect("parses");
         let e = Personality::from_command_line(&refused, defaults.clone()).unwrap_err();
-        assert!(e.0.contains("--encryption-provider-config"), "{e}");
+        assert!(e.0.contains("--etcd-servers-overrides"), "{e}");
         let no_etcd = parse(&["--secure-port=1"]).expect("parses");
         let e = Personality::from_command_line(&no_etcd, defaults).unwrap_err();
         assert_eq!(e.0, "[--etcd-servers must be specified]");

@@ -188,6 +188,10 @@ pub struct ServeOptions {
     /// Serve /debug/flags/v, where an administrator changes the log verbosity of the running server (PUT the level), as kube-apiserver does with profiling on.
     #[arg(long, default_value = "true", num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
     pub profiling: bool,
+
+    /// EncryptionConfiguration (apiserver.config.k8s.io/v1): which resources are encrypted at rest, with which providers (aescbc, aesgcm, secretbox, identity) and keys.
+    #[arg(long, value_name = "FILE")]
+    pub encryption_provider_config: Option<PathBuf>,
 }
 
 fn parse_storage_media_type(s: &str) -> Result<crate::storage::codec::MediaType, String> {
@@ -427,6 +431,7 @@ pub struct CompletedConfig {
     pub controllers: crate::controlplane::manager::Selection,
     /// `/debug/flags` is served.
     pub profiling: bool,
+    pub encryption_provider_config: Option<PathBuf>,
 }
 
 /// A flag whose value is wrong; printed as one line, exit code 2.
@@ -522,6 +527,10 @@ impl ServeOptions {
             ("tls-private-key-file", &self.tls_private_key_file),
             ("audit-policy-file", &self.audit_policy_file),
             (
+                "encryption-provider-config",
+                &self.encryption_provider_config,
+            ),
+            (
                 "admission-control-config-file",
                 &self.admission_control_config_file,
             ),
@@ -591,6 +600,7 @@ impl ServeOptions {
             service_account_signing_key_file: self.service_account_signing_key_file,
             api_audiences: self.api_audiences,
             profiling: self.profiling,
+            encryption_provider_config: self.encryption_provider_config,
         })
     }
 }

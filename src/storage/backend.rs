@@ -15,6 +15,9 @@ pub struct KeyValue {
     pub create_revision: i64,
     pub mod_revision: i64,
     pub version: i64,
+    /// Read with an encryption key that no longer writes: the next write
+    /// must happen even if it changes nothing, to re-encrypt.
+    pub stale: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,6 +18,7 @@ use serde_json::Value;
 
 use super::backend::{prefix_end, Backend, BackendError, KeyValue, RangeRequest};
 use super::embedded::{Embedded, ReadOnlyError};
+use super::encryption::EncryptionConfig;
 use super::etcd::{Etcd, EtcdConfig};
 use crate::api::catalog::Catalog;
 use crate::api::protobuf;
@@ -328,9 +329,17 @@ pub struct Plan {
     pub ranges: Vec<(String, String)>,
     filter: Filter,
     layout: KeyLayout,
+    /// Decrypts values encrypted at rest.
+    encryption: Option<EncryptionConfig>,
 }
 
 impl Plan {
+    /// Values encrypted at rest are decrypted with `config`'s keys.
+    pub fn with_encryption(mut self, config: EncryptionConfig) -> Plan {
+        self.encryption = Some(config);
+        self
+    }
+
     pub fn new(layout: KeyLayout, filter: Filter) -> Result<Plan, DumpError> {
         let root = layout.prefix().to_string();
         if let Some(p) = &filter.prefix {
@@ -393,6 +402,7 @@ impl Plan {
             ranges,
             filter,
             layout,
+            encryption: None,
         })
     }
 
@@ -490,6 +500,10 @@ pub struct Entry {
     /// `json`, `protobuf`, `text` or `undecodable`; absent with keys only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub encoding: Option<&'static str>,
+    /// `aescbc:v1:key1`: the provider and key the value is encrypted
+    /// with at rest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encryption: Option<String>,
     /// Why the value could not be decoded, when that is known.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -498,7 +512,14 @@ pub struct Entry {
 }
 
 impl Entry {
-    pub fn new(kv: &KeyValue, info: KeyInfo, keys_only: bool) -> Entry {
+    pub fn new(
+        kv: &KeyValue,
+        info: KeyInfo,
+        keys_only: bool,
+        encryption: Option<&EncryptionConfig>,
+    ) -> Entry {
+        let marker = super::encryption::marker(&kv.value);
+        let chain = encryption.and_then(|c| c.chain_for(&info.group, &info.resource));
         let mut e = Entry {
             key: kv.key.clone(),
             group: info.group,
@@ -510,11 +531,21 @@ impl Entry {
             version: kv.version,
             size: kv.value.len(),
             encoding: None,
+            encryption: marker.clone(),
             error: None,
             value: None,
         };
         if !keys_only {
-            let (encoding, value, error) = match decode_value(&kv.value) {
+            let decrypted = match (&marker, chain) {
+                (Some(_), Some(chain)) => Some(chain.decrypt(&kv.key, &kv.value)),
+                _ => None,
+            };
+            let decoded = match decrypted {
+                Some(Ok(d)) => decode_value(&d.plain),
+                Some(Err(why)) => undecodable(&kv.value, Some(format!("cannot decrypt: {why}"))),
+                None => decode_value(&kv.value),
+            };
+            let (encoding, value, error) = match decoded {
                 Decoded::Json(v) => ("json", v, None),
                 Decoded::Protobuf(v) => ("protobuf", v, None),
                 Decoded::Text(s) => ("text", Value::String(s), None),
@@ -627,7 +658,7 @@ pub async fn dump(
                 summary.read += 1;
                 let info = plan.layout.parse(&kv.key);
                 if plan.accepts(&info) {
-                    sink.entry(&Entry::new(kv, info, keys_only))?;
+                    sink.entry(&Entry::new(kv, info, keys_only, plan.encryption.as_ref()))?;
                     summary.written += 1;
                 }
             }

@@ -451,6 +451,7 @@ fn live(key: &str, rev: u64, rec: Record) -> Option<KeyValue> {
         create_revision: rec.create_revision,
         mod_revision: rev as i64,
         version: rec.version,
+        stale: false,
     })
 }
 
@@ -530,6 +531,7 @@ fn apply_batch(
                                 create_revision: rev,
                                 mod_revision: rev,
                                 version: 1,
+                                stale: false,
                             },
                             prev: None,
                         });
@@ -562,6 +564,7 @@ fn apply_batch(
                                     create_revision: p.create_revision,
                                     mod_revision: rev,
                                     version,
+                                    stale: false,
                                 },
                                 prev: Some(p),
                             });
@@ -590,6 +593,7 @@ fn apply_batch(
                                     create_revision: 0,
                                     mod_revision: rev,
                                     version: 0,
+                                    stale: false,
                                 },
                                 prev: Some(p),
                             });
@@ -977,6 +981,7 @@ fn replay(s: &Shared, prefix: &str, from: i64) -> Result<(Vec<Event>, i64), Back
                 create_revision: rec.create_revision,
                 mod_revision: r as i64,
                 version: rec.version,
+                stale: false,
             },
             prev,
         });

@@ -100,6 +100,7 @@ fn convert(kv: &etcd_client::KeyValue) -> KeyValue {
         create_revision: kv.create_revision(),
         mod_revision: kv.mod_revision(),
         version: kv.version(),
+        stale: false,
     }
 }
 

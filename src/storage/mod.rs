@@ -8,6 +8,7 @@ pub mod cacher;
 pub mod codec;
 pub mod dump;
 pub mod embedded;
+pub mod encryption;
 pub mod etcd;
 pub mod rv;
 pub mod store;

@@ -498,10 +498,13 @@ impl Store {
                 }
             };
             preconditions.check(&existing)?;
+            // Read with an old encryption key: written again even unchanged,
+            // as upstream re-encrypts stale objects.
+            let stale = current.as_ref().is_some_and(|kv| kv.stale);
             let Some(value) = update(Some(&existing))? else {
                 return Ok(existing);
             };
-            if value == existing.value {
+            if value == existing.value && !stale {
                 return Ok(existing);
             }
             within_request_limit(key, &value)?;
