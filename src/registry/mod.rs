@@ -1418,7 +1418,9 @@ impl Registry {
                     created: false,
                 });
             }
-            if bytes == current.value {
+            // A stale object (read with an old encryption key) is written
+            // again even unchanged, as upstream does, to re-encrypt it.
+            if bytes == current.value && !current.stale {
                 trace::stage(
                     trace::start(),
                     "storage",

@@ -20,6 +20,9 @@ pub struct Object {
     pub key: String,
     pub value: Bytes,
     pub resource_version: i64,
+    /// Read with an encryption key that no longer writes: written again
+    /// on update even when nothing changed, to re-encrypt it.
+    pub stale: bool,
 }
 
 impl Object {
@@ -28,6 +31,7 @@ impl Object {
             key: kv.key,
             value: kv.value,
             resource_version: kv.mod_revision,
+            stale: kv.stale,
         }
     }
 
@@ -489,6 +493,7 @@ impl Store {
                             key: key.to_string(),
                             value,
                             resource_version: self.applied(key, revision),
+                            stale: false,
                         })
                     }
                     TxnOutcome::Failed { current: now } => {
@@ -498,13 +503,11 @@ impl Store {
                 }
             };
             preconditions.check(&existing)?;
-            // Read with an old encryption key: written again even unchanged,
-            // as upstream re-encrypts stale objects.
-            let stale = current.as_ref().is_some_and(|kv| kv.stale);
             let Some(value) = update(Some(&existing))? else {
                 return Ok(existing);
             };
-            if value == existing.value && !stale {
+            // A stale object is written again unchanged, to re-encrypt it.
+            if value == existing.value && !existing.stale {
                 return Ok(existing);
             }
             within_request_limit(key, &value)?;
@@ -518,6 +521,7 @@ impl Store {
                         key: key.to_string(),
                         value,
                         resource_version: self.applied(key, revision),
+                        stale: false,
                     })
                 }
                 TxnOutcome::Failed { current: now } => current = now,
@@ -572,6 +576,7 @@ impl Store {
                 key: key.to_string(),
                 value,
                 resource_version: self.applied(key, revision),
+                stale: false,
             })),
             TxnOutcome::Failed { current } => Ok(Swap::Changed(current.map(Object::from_kv))),
         }
