@@ -80,6 +80,27 @@ fn dumped(args: &[&str]) -> Value {
     items[0].clone()
 }
 
+/// `kubectl replace` of the Secret as it is: its resourceVersion before and after.
+fn replace_unchanged(k: &Kapi, name: &str) -> (String, String) {
+    let rv = || {
+        kubectl_ok(
+            k,
+            &[
+                "get",
+                "secret",
+                name,
+                "-o",
+                "jsonpath={.metadata.resourceVersion}",
+            ],
+        )
+    };
+    let before = rv();
+    let json = kubectl_ok(k, &["get", "secret", name, "-o", "json"]);
+    let (ok, _, err) = k.kubectl_stdin(&["replace", "-f", "-"], &json);
+    assert!(ok, "{err}");
+    (before, rv())
+}
+
 fn secret_value(k: &Kapi, name: &str) -> String {
     kubectl_ok(
         k,
@@ -189,30 +210,8 @@ fn secrets_are_encrypted_at_rest_and_keys_rotate() {
     );
     let k = Kapi::start_in(&dir, &["--encryption-provider-config", &enc2]);
     assert_eq!(secret_value(&k, "s1"), SECRET_B64);
-    let rv_before = kubectl_ok(
-        &k,
-        &[
-            "get",
-            "secret",
-            "s1",
-            "-o",
-            "jsonpath={.metadata.resourceVersion}",
-        ],
-    );
     // Replacing it unchanged writes it again, with the new key.
-    let json = kubectl_ok(&k, &["get", "secret", "s1", "-o", "json"]);
-    let (ok, _, err) = k.kubectl_stdin(&["replace", "-f", "-"], &json);
-    assert!(ok, "{err}");
-    let rv_after = kubectl_ok(
-        &k,
-        &[
-            "get",
-            "secret",
-            "s1",
-            "-o",
-            "jsonpath={.metadata.resourceVersion}",
-        ],
-    );
+    let (rv_before, rv_after) = replace_unchanged(&k, "s1");
     assert_ne!(rv_before, rv_after, "a stale object is written again");
     let mut with_new = s1.to_vec();
     with_new.extend(["--encryption-provider-config", &enc2]);
@@ -223,20 +222,8 @@ fn secrets_are_encrypted_at_rest_and_keys_rotate() {
         "{rotated}"
     );
     // Once current, an unchanged replace is a no-op again.
-    let json = kubectl_ok(&k, &["get", "secret", "s1", "-o", "json"]);
-    let (ok, _, err) = k.kubectl_stdin(&["replace", "-f", "-"], &json);
-    assert!(ok, "{err}");
-    let rv_again = kubectl_ok(
-        &k,
-        &[
-            "get",
-            "secret",
-            "s1",
-            "-o",
-            "jsonpath={.metadata.resourceVersion}",
-        ],
-    );
-    assert_eq!(rv_after, rv_again);
+    let (before, after) = replace_unchanged(&k, "s1");
+    assert_eq!(before, after);
     // The old plain Secret is still read (identity is listed).
     assert_eq!(secret_value(&k, "before"), OLD_B64);
 }
