@@ -155,6 +155,19 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let store = Store::new(backend.clone());
     let cachers = CacherSet::new(store, background.child_token());
     let catalog = builtin_catalog();
+    // --runtime-config: what is off is not served at all (no discovery, 404).
+    for r in catalog.all() {
+        if !cfg
+            .runtime_config
+            .resources
+            .enabled(&r.group, &r.version, &r.plural)
+        {
+            catalog.remove(&r.group, &r.version, &r.plural);
+        }
+    }
+    for w in &cfg.runtime_config.warnings {
+        tracing::warn!("{w}");
+    }
     let registries = Registries::new(catalog.clone(), cachers.clone(), cfg.storage_prefix.clone());
     let allocator = controlplane::allocator::ServiceAllocator {
         cidr: cfg.service_cluster_ip_range,

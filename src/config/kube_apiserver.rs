@@ -137,6 +137,7 @@ const HONOURED: &[&str] = &[
     "api-audiences",
     "profiling",
     "encryption-provider-config",
+    "runtime-config",
     "v",
     "logging-format",
     "help",
@@ -785,6 +786,7 @@ impl Personality {
         // profiler, so that is all the flag changes here.
         o.profiling = cl.bool("profiling").unwrap_or(true);
         o.encryption_provider_config = path("encryption-provider-config");
+        o.runtime_config = cl.list("runtime-config");
         let verbosity = cl.get("v").and_then(parse_go_int).unwrap_or(0).clamp(0, 10) as u8;
         Ok(Personality {
             serve: o,

@@ -4,6 +4,7 @@
 pub mod duration;
 pub mod feature_gates;
 pub mod kube_apiserver;
+pub mod runtime_config;
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
@@ -192,6 +193,10 @@ pub struct ServeOptions {
     /// EncryptionConfiguration (apiserver.config.k8s.io/v1): which resources are encrypted at rest, with which providers (aescbc, aesgcm, secretbox, identity) and keys.
     #[arg(long, value_name = "FILE")]
     pub encryption_provider_config: Option<PathBuf>,
+
+    /// Built-in APIs to switch on or off, as kube-apiserver's flag: api/all=false, apps/v1=false, batch/v1/cronjobs=false, v1=true (repeatable, comma separated).
+    #[arg(long, value_name = "KEY=VALUE")]
+    pub runtime_config: Vec<String>,
 }
 
 fn parse_storage_media_type(s: &str) -> Result<crate::storage::codec::MediaType, String> {
@@ -432,6 +437,8 @@ pub struct CompletedConfig {
     /// `/debug/flags` is served.
     pub profiling: bool,
     pub encryption_provider_config: Option<PathBuf>,
+    /// `--runtime-config`, resolved: what is served.
+    pub runtime_config: runtime_config::RuntimeConfig,
 }
 
 /// A flag whose value is wrong; printed as one line, exit code 2.
@@ -601,6 +608,14 @@ impl ServeOptions {
             api_audiences: self.api_audiences,
             profiling: self.profiling,
             encryption_provider_config: self.encryption_provider_config,
+            runtime_config: runtime_config::resolve(
+                &self.runtime_config,
+                self.enable_priority_and_fairness,
+            )
+            .map_err(|message| FlagError {
+                flag: "runtime-config",
+                message,
+            })?,
         })
     }
 }
