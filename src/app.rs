@@ -188,8 +188,19 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         _ => None,
     };
     let token_issuer = Arc::new(service_account_tokens(&cfg, &pki)?);
-    let authenticator = Authenticator::new(tokens, cfg.anonymous_auth)
+    let mut authenticator = Authenticator::new(tokens, cfg.anonymous_auth)
         .with_service_accounts(token_issuer.clone(), registries.clone());
+    if let Some((kubeconfig, version, ttl)) = &cfg.token_webhook {
+        let webhook = crate::auth::token_webhook::TokenWebhook::connect(
+            kubeconfig,
+            *version,
+            *ttl,
+            token_issuer.api_audiences.clone(),
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!(e))?;
+        authenticator = authenticator.with_token_webhook(webhook);
+    }
     let informers = crate::informers::Informers::new(registries.clone(), background.child_token());
     let rbac_index = SharedIndex::default();
     rbac_index.follow_writes(&registries);

@@ -252,6 +252,60 @@ impl Remote {
     }
 }
 
+impl Remote {
+    /// Posts a review object (ImageReview, TokenReview, SubjectAccessReview)
+    /// to the server URL as it is and returns the answer's `status`,
+    /// retried as upstream's webhook client retries: server errors, 429,
+    /// timeouts and broken connections, `REVIEW_ATTEMPTS` times, waiting
+    /// `backoff` and then half as long again each time.
+    pub async fn post_review(&self, review: &Value, backoff: Duration) -> Result<Value, String> {
+        let url = &self.server;
+        let mut wait = backoff;
+        let mut last = String::new();
+        for attempt in 0..REVIEW_ATTEMPTS {
+            if attempt > 0 {
+                tokio::time::sleep(wait).await;
+                wait = wait.mul_f64(1.5);
+            }
+            let mut req = self.client.post(url).json(review);
+            if let Some(t) = &self.token {
+                req = req.bearer_auth(t);
+            }
+            let resp = match req.send().await {
+                Ok(r) => r,
+                Err(e) => {
+                    last = format!("Post {}: {}", crate::api::go_quote(url), error_chain(&e));
+                    if e.is_connect() || e.is_timeout() || e.is_request() {
+                        continue;
+                    }
+                    return Err(last);
+                }
+            };
+            let code = resp.status().as_u16();
+            let body: Value = resp.json().await.unwrap_or(Value::Null);
+            if (200..300).contains(&code) {
+                if body["status"].is_object() {
+                    return Ok(body["status"].clone());
+                }
+                return Err(format!(
+                    "0-length response with status code: {code} and content type: application/json"
+                ));
+            }
+            last = body["message"]
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| format!("Error contacting webhook: {code}"));
+            if !matches!(code, 429 | 500 | 504) {
+                return Err(last);
+            }
+        }
+        Err(last)
+    }
+}
+
+/// Attempts at a review webhook (upstream's webhook backoff `Steps`).
+pub const REVIEW_ATTEMPTS: u32 = 5;
+
 /// PEM from inline base64 data or a file (already absolute: kube resolves
 /// paths against the kubeconfig's directory).
 fn pem_of(data: Option<&str>, file: Option<&str>, what: &str) -> Result<Option<Vec<u8>>, String> {

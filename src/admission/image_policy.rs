@@ -20,8 +20,6 @@ use crate::clientcmd::{Remote, Selection};
 
 /// upstream's LRU size for reviews.
 const CACHE_SIZE: usize = 1024;
-/// Attempts at the backend (upstream's webhook backoff `Steps`).
-const ATTEMPTS: u32 = 5;
 
 const NS: i128 = 1;
 const MS: i128 = 1_000_000;
@@ -230,63 +228,6 @@ impl ImagePolicyWebhook {
         }
         cache.insert(key, (now + ttl, status.clone()));
     }
-
-    /// One review at the backend, retried as upstream's webhook client
-    /// retries (server errors, timeouts, 429, a broken connection).
-    async fn review(&self, review: &Value) -> Result<Value, String> {
-        let url = &self.backend.server;
-        let mut wait = self.backoff;
-        let mut last = String::new();
-        for attempt in 0..ATTEMPTS {
-            if attempt > 0 {
-                tokio::time::sleep(wait).await;
-                wait = wait.mul_f64(1.5);
-            }
-            let mut req = self.backend.client.post(url).json(review);
-            if let Some(t) = &self.backend.token {
-                req = req.bearer_auth(t);
-            }
-            let resp = match req.send().await {
-                Ok(r) => r,
-                Err(e) => {
-                    last = format!("Post {}: {}", crate::api::go_quote(url), one_line(&e));
-                    if e.is_connect() || e.is_timeout() || e.is_request() {
-                        continue;
-                    }
-                    return Err(last);
-                }
-            };
-            let code = resp.status().as_u16();
-            let body: Value = resp.json().await.unwrap_or(Value::Null);
-            if (200..300).contains(&code) {
-                if body["status"].is_object() {
-                    return Ok(body["status"].clone());
-                }
-                return Err(format!(
-                    "0-length response with status code: {code} and content type: application/json"
-                ));
-            }
-            last = body["message"]
-                .as_str()
-                .map(String::from)
-                .unwrap_or_else(|| format!("Error contacting webhook: {code}"));
-            if !matches!(code, 429 | 500 | 504) {
-                return Err(last);
-            }
-        }
-        Err(last)
-    }
-}
-
-fn one_line(e: &reqwest::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 /// The ImageReview upstream builds for a pod: its containers' and init
@@ -351,7 +292,7 @@ impl ValidatingPlugin for ImagePolicyWebhook {
         let key = String::from_utf8_lossy(&key).into_owned();
         let status = match self.cached(&key) {
             Some(status) => status,
-            None => match self.review(&review).await {
+            None => match self.backend.post_review(&review, self.backoff).await {
                 Ok(status) => {
                     self.remember(key, &status);
                     status

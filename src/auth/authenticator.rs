@@ -100,6 +100,8 @@ pub struct Authenticator {
         Arc<super::serviceaccount::TokenIssuer>,
         crate::registry::Registries,
     )>,
+    /// Tokens nothing else knows go to this webhook.
+    webhook: Option<Arc<super::token_webhook::TokenWebhook>>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -116,6 +118,21 @@ impl Authenticator {
             tokens: tokens.map(Arc::new),
             anonymous,
             service_accounts: None,
+            webhook: None,
+        }
+    }
+
+    /// Also ask a token webhook about tokens nothing else knows (upstream
+    /// tries it last among the token authenticators).
+    pub fn with_token_webhook(mut self, webhook: Arc<super::token_webhook::TokenWebhook>) -> Self {
+        self.webhook = Some(webhook);
+        self
+    }
+
+    async fn webhook_user(&self, token: &str) -> Option<UserInfo> {
+        match &self.webhook {
+            Some(w) => w.authenticate(token).await,
+            None => None,
         }
     }
 
@@ -155,7 +172,10 @@ impl Authenticator {
             return Ok((user.clone().with_authenticated_group(), auds));
         }
         let Some((issuer, registries)) = &self.service_accounts else {
-            return Err("invalid bearer token".into());
+            return match self.webhook_user(token).await {
+                Some(user) => Ok((user.with_authenticated_group(), api_audiences)),
+                None => Err("invalid bearer token".into()),
+            };
         };
         match issuer.verify_for(token, &targets) {
             Some(Ok(claims)) => {
@@ -171,7 +191,11 @@ impl Authenticator {
             Some(Err(why)) if why.contains("InvalidAudience") => Err(invalid_for(
                 &super::serviceaccount::unverified_audiences(token),
             )),
-            Some(Err(_)) | None => Err("invalid bearer token".into()),
+            Some(Err(_)) => Err("invalid bearer token".into()),
+            None => match self.webhook_user(token).await {
+                Some(user) => Ok((user.with_authenticated_group(), api_audiences)),
+                None => Err("invalid bearer token".into()),
+            },
         }
     }
 
@@ -247,6 +271,12 @@ impl Authenticator {
                     }
                     None => {}
                 }
+            }
+            if let Some(user) = self.webhook_user(token).await {
+                return Ok(Authenticated {
+                    user: user.with_authenticated_group(),
+                    method: "webhook",
+                });
             }
             return Err(AuthenticationError::InvalidToken);
         }

@@ -7,6 +7,7 @@ pub mod bootstrap_policy;
 pub mod escalation;
 pub mod rbac;
 pub mod serviceaccount;
+pub mod token_webhook;
 pub mod tokenfile;
 pub mod x509;
 

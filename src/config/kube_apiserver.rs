@@ -138,6 +138,9 @@ const HONOURED: &[&str] = &[
     "profiling",
     "encryption-provider-config",
     "runtime-config",
+    "authentication-token-webhook-config-file",
+    "authentication-token-webhook-version",
+    "authentication-token-webhook-cache-ttl",
     "v",
     "logging-format",
     "help",
@@ -259,8 +262,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
     ("audit-log-version", "audit.k8s.io/v1"),
     ("contention-profiling", "no Go profiler"),
     ("debug-socket-path", "no Go profiler"),
-    ("authentication-token-webhook-cache-ttl", "no token webhook"),
-    ("authentication-token-webhook-version", "no token webhook"),
     (
         "authorization-webhook-cache-authorized-ttl",
         "no authorization webhook",
@@ -787,6 +788,15 @@ impl Personality {
         o.profiling = cl.bool("profiling").unwrap_or(true);
         o.encryption_provider_config = path("encryption-provider-config");
         o.runtime_config = cl.list("runtime-config");
+        o.authentication_token_webhook_config_file =
+            path("authentication-token-webhook-config-file");
+        if let Some(v) = cl.get("authentication-token-webhook-version") {
+            o.authentication_token_webhook_version = v.into();
+        }
+        if let Some(v) = cl.get("authentication-token-webhook-cache-ttl") {
+            o.authentication_token_webhook_cache_ttl = crate::config::duration::parse(v)
+                .map_err(|e| parse_err("authentication-token-webhook-cache-ttl", e))?;
+        }
         let verbosity = cl.get("v").and_then(parse_go_int).unwrap_or(0).clamp(0, 10) as u8;
         Ok(Personality {
             serve: o,

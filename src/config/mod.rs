@@ -197,6 +197,18 @@ pub struct ServeOptions {
     /// Built-in APIs to switch on or off, as kube-apiserver's flag: api/all=false, apps/v1=false, batch/v1/cronjobs=false, v1=true (repeatable, comma separated).
     #[arg(long, value_name = "KEY=VALUE")]
     pub runtime_config: Vec<String>,
+
+    /// kubeconfig of a token webhook: bearer tokens no other authenticator knows are sent there as TokenReviews.
+    #[arg(long, value_name = "FILE")]
+    pub authentication_token_webhook_config_file: Option<PathBuf>,
+
+    /// The authentication.k8s.io version of the TokenReviews sent to the webhook: v1 or v1beta1.
+    #[arg(long, default_value = "v1beta1", value_name = "VERSION")]
+    pub authentication_token_webhook_version: String,
+
+    /// How long the webhook's answers are kept (Go duration).
+    #[arg(long, default_value = "2m", value_parser = duration::parse, value_name = "DURATION")]
+    pub authentication_token_webhook_cache_ttl: Duration,
 }
 
 fn parse_storage_media_type(s: &str) -> Result<crate::storage::codec::MediaType, String> {
@@ -439,6 +451,8 @@ pub struct CompletedConfig {
     pub encryption_provider_config: Option<PathBuf>,
     /// `--runtime-config`, resolved: what is served.
     pub runtime_config: runtime_config::RuntimeConfig,
+    /// The token webhook's kubeconfig, review version and cache TTL.
+    pub token_webhook: Option<(PathBuf, crate::auth::token_webhook::Version, Duration)>,
 }
 
 /// A flag whose value is wrong; printed as one line, exit code 2.
@@ -538,6 +552,10 @@ impl ServeOptions {
                 &self.encryption_provider_config,
             ),
             (
+                "authentication-token-webhook-config-file",
+                &self.authentication_token_webhook_config_file,
+            ),
+            (
                 "admission-control-config-file",
                 &self.admission_control_config_file,
             ),
@@ -616,6 +634,20 @@ impl ServeOptions {
                 flag: "runtime-config",
                 message,
             })?,
+            token_webhook: match self.authentication_token_webhook_config_file {
+                Some(file) => Some((
+                    file,
+                    crate::auth::token_webhook::Version::parse(
+                        &self.authentication_token_webhook_version,
+                    )
+                    .map_err(|message| FlagError {
+                        flag: "authentication-token-webhook-version",
+                        message,
+                    })?,
+                    self.authentication_token_webhook_cache_ttl,
+                )),
+                None => None,
+            },
         })
     }
 }
