@@ -142,16 +142,7 @@ impl TokenWebhook {
             return None;
         }
         let user = &status["user"];
-        let strings = |v: &Value| -> Vec<String> {
-            v.as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(String::from)
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let strings = crate::registry::helpers::strings;
         Some(UserInfo {
             name: user["username"].as_str().unwrap_or_default().to_string(),
             uid: user["uid"].as_str().unwrap_or_default().to_string(),
