@@ -155,14 +155,15 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let store = Store::new(backend.clone());
     let cachers = CacherSet::new(store, background.child_token());
     let catalog = builtin_catalog();
-    // --runtime-config: what is off is not served at all (no discovery, 404).
+    // --runtime-config: what is off is not served over HTTP (no discovery,
+    // 404); kapi's own controllers and bootstrap still store it.
     for r in catalog.all() {
         if !cfg
             .runtime_config
             .resources
             .enabled(&r.group, &r.version, &r.plural)
         {
-            catalog.remove(&r.group, &r.version, &r.plural);
+            catalog.hide(&r.group, &r.version, &r.plural);
         }
     }
     for w in &cfg.runtime_config.warnings {
@@ -851,9 +852,13 @@ fn storage_detail(cfg: &CompletedConfig) -> String {
             cfg.storage_prefix
         ),
     };
-    match cfg.storage_media_type {
+    let at = match cfg.storage_media_type {
         MediaType::Json => at,
         MediaType::Protobuf => format!("{at}, objects written in protobuf"),
+    };
+    match &cfg.encryption_provider_config {
+        Some(f) => format!("{at}, encrypted at rest as {} says", f.display()),
+        None => at,
     }
 }
 

@@ -264,7 +264,19 @@ struct CatalogInner {
     /// Groups in the order they were first added: built-ins in upstream's
     /// priority order, then custom groups as they come.
     groups: Vec<String>,
+    /// Switched off by `--runtime-config`: not served over HTTP (no
+    /// discovery, 404), yet still stored and used by kapi's own
+    /// controllers, which reach storage directly.
+    hidden: std::collections::HashSet<(String, String, String)>,
     generation: u64,
+}
+
+impl CatalogInner {
+    fn served(&self) -> impl Iterator<Item = (&(String, String, String), &Arc<Resource>)> {
+        self.by_gvr
+            .iter()
+            .filter(|(k, _)| !self.hidden.contains(*k))
+    }
 }
 
 impl Catalog {
@@ -281,15 +293,26 @@ impl Catalog {
         self.changes.send_replace(inner.generation);
     }
 
-    /// Groups that have at least one resource, in priority order.
+    /// Groups that have at least one served resource, in priority order.
     pub fn group_order(&self) -> Vec<String> {
         let inner = self.inner.read();
         inner
             .groups
             .iter()
-            .filter(|g| inner.by_gvr.keys().any(|(rg, _, _)| rg == *g))
+            .filter(|g| inner.served().any(|((rg, _, _), _)| rg == *g))
             .cloned()
             .collect()
+    }
+
+    /// Stops serving a resource over HTTP (`--runtime-config`); it stays
+    /// in storage for kapi's own use, see [`Catalog::get_stored`].
+    pub fn hide(&self, group: &str, version: &str, plural: &str) {
+        let mut inner = self.inner.write();
+        inner
+            .hidden
+            .insert((group.to_string(), version.to_string(), plural.to_string()));
+        inner.generation += 1;
+        self.changes.send_replace(inner.generation);
     }
 
     pub fn remove(&self, group: &str, version: &str, plural: &str) {
@@ -301,7 +324,18 @@ impl Catalog {
         self.changes.send_replace(inner.generation);
     }
 
+    /// A resource served over HTTP.
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Resource>> {
+        let key = (group.to_string(), version.to_string(), plural.to_string());
+        let inner = self.inner.read();
+        if inner.hidden.contains(&key) {
+            return None;
+        }
+        inner.by_gvr.get(&key).cloned()
+    }
+
+    /// A resource kapi stores, served or not: for its own controllers.
+    pub fn get_stored(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Resource>> {
         self.inner
             .read()
             .by_gvr
@@ -309,8 +343,13 @@ impl Catalog {
             .cloned()
     }
 
-    /// Every resource, in group, version, plural order.
+    /// Every served resource, in group, version, plural order.
     pub fn all(&self) -> Vec<Arc<Resource>> {
+        self.inner.read().served().map(|(_, r)| r.clone()).collect()
+    }
+
+    /// Every stored resource, served or not.
+    pub fn all_stored(&self) -> Vec<Arc<Resource>> {
         self.inner.read().by_gvr.values().cloned().collect()
     }
 
@@ -318,9 +357,8 @@ impl Catalog {
     pub fn serves_group_version(&self, group: &str, version: &str) -> bool {
         self.inner
             .read()
-            .by_gvr
-            .keys()
-            .any(|(g, v, _)| g == group && v == version)
+            .served()
+            .any(|((g, v, _), _)| g == group && v == version)
     }
 
     /// Changes each time an entry is added or removed (for discovery ETags).

@@ -65,7 +65,7 @@ async fn sync_one(registries: &Registries, namespace: &str) -> Result<Outcome, S
     let mut remaining: BTreeMap<String, usize> = BTreeMap::new();
     let mut finalizers_left: BTreeMap<String, usize> = BTreeMap::new();
     let mut seen_paths = std::collections::HashSet::new();
-    for r in registries.catalog.all() {
+    for r in registries.catalog.all_stored() {
         // One pass per stored resource, not per served version of it.
         if !r.namespaced
             || !r.is_stored()

@@ -268,7 +268,7 @@ impl Registries {
         if let Some(r) = self.by_gvr.read().get(&key) {
             return Some(r.clone());
         }
-        let resource = self.catalog.get(group, version, plural)?;
+        let resource = self.catalog.get_stored(group, version, plural)?;
         let reg = Arc::new(Registry::new(resource, self.clone()));
         self.by_gvr.write().insert(key, reg.clone());
         Some(reg)

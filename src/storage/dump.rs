@@ -180,7 +180,7 @@ impl KeyLayout {
     /// `prefix` is the storage prefix (`/registry`), without a trailing slash.
     pub fn new(catalog: &Catalog, prefix: &str) -> KeyLayout {
         let mut paths: Vec<StoragePath> = Vec::new();
-        for r in catalog.all().iter().filter(|r| r.is_stored()) {
+        for r in catalog.all_stored().iter().filter(|r| r.is_stored()) {
             let mut names = vec![
                 r.plural.clone(),
                 r.singular.clone(),

@@ -436,7 +436,7 @@ pub(super) mod tests {
         for def in crate::controlplane::builtin::BUILTINS {
             catalog.add(Resource::from_builtin(def));
         }
-        Tables::build(&catalog.all())
+        Tables::build(&catalog.all_stored())
     }
 
     fn res(t: &Tables, plural: &str) -> Arc<Resource> {

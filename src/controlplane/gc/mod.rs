@@ -166,7 +166,7 @@ async fn build_graph(
                 if changed.is_err() {
                     return;
                 }
-                let tables = Arc::new(Tables::build(&informers.registries().catalog.all()));
+                let tables = Arc::new(Tables::build(&informers.registries().catalog.all_stored()));
                 *shared.tables.write() = tables.clone();
                 sync_monitors(&informers, &tables, &mut monitors, &shared.changes);
             }
@@ -181,7 +181,7 @@ pub async fn run(informers: Informers, stop: CancellationToken) {
     // meanwhile is a change the builder sees.
     let mut catalog = informers.registries().catalog.subscribe();
     catalog.mark_unchanged();
-    let tables = Arc::new(Tables::build(&informers.registries().catalog.all()));
+    let tables = Arc::new(Tables::build(&informers.registries().catalog.all_stored()));
     let shared = Arc::new(Shared {
         registries: informers.registries().clone(),
         graph: Mutex::new(Graph::default()),
