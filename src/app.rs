@@ -39,6 +39,7 @@ use crate::storage::dump::KeyLayout;
 use crate::storage::embedded::Embedded;
 use crate::storage::encryption::{Encrypted, EncryptionConfig};
 use crate::storage::etcd::{Etcd, EtcdConfig};
+use crate::storage::routed::Routed;
 use crate::storage::store::Store;
 use crate::{aggregator, apiextensions};
 
@@ -829,7 +830,25 @@ async fn open_storage(cfg: &CompletedConfig) -> anyhow::Result<Arc<dyn Backend>>
             let b = Etcd::connect(&ecfg, &cfg.storage_prefix)
                 .await
                 .map_err(|e| anyhow::anyhow!("--etcd-servers: {e}"))?;
-            Arc::new(b)
+            let main: Arc<dyn Backend> = Arc::new(b);
+            if cfg.etcd_servers_overrides.is_empty() {
+                main
+            } else {
+                let mut overrides = Vec::new();
+                for (prefix, endpoints) in override_prefixes(cfg) {
+                    let ecfg = EtcdConfig {
+                        endpoints: endpoints.clone(),
+                        ..ecfg.clone()
+                    };
+                    let b = Etcd::connect(&ecfg, &cfg.storage_prefix)
+                        .await
+                        .map_err(|e| {
+                            anyhow::anyhow!("--etcd-servers-overrides {}: {e}", endpoints.join(";"))
+                        })?;
+                    overrides.push((prefix, Arc::new(b) as Arc<dyn Backend>));
+                }
+                Arc::new(Routed::new(main, overrides))
+            }
         }
     };
     let raw = match &cfg.encryption_provider_config {
@@ -841,6 +860,33 @@ async fn open_storage(cfg: &CompletedConfig) -> anyhow::Result<Arc<dyn Backend>>
         None => raw,
     };
     Ok(Arc::new(Codec::new(raw, cfg.storage_media_type)))
+}
+
+/// Each override's key prefix (`/registry/events/`) and endpoints. Only
+/// built-in resources can be placed, as upstream's flag says; another
+/// is ignored, as upstream ignores it, with a warning.
+fn override_prefixes(cfg: &CompletedConfig) -> Vec<(String, Vec<String>)> {
+    let catalog = builtin_catalog();
+    let mut out = Vec::new();
+    for (group, resource, endpoints) in &cfg.etcd_servers_overrides {
+        let paths: std::collections::BTreeSet<String> = catalog
+            .all_stored()
+            .iter()
+            .filter(|r| r.group == *group && r.plural == *resource && r.is_stored())
+            .map(|r| format!("{}/{}/", cfg.storage_prefix, r.storage_path))
+            .collect();
+        if paths.is_empty() {
+            tracing::warn!(
+                group = %group,
+                resource = %resource,
+                "--etcd-servers-overrides names no built-in resource; ignored, as upstream ignores it"
+            );
+        }
+        for p in paths {
+            out.push((p, endpoints.clone()));
+        }
+    }
+    out
 }
 
 fn storage_detail(cfg: &CompletedConfig) -> String {

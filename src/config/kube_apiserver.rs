@@ -138,6 +138,7 @@ const HONOURED: &[&str] = &[
     "profiling",
     "encryption-provider-config",
     "runtime-config",
+    "etcd-servers-overrides",
     "authentication-token-webhook-config-file",
     "authentication-token-webhook-version",
     "authentication-token-webhook-cache-ttl",
@@ -788,6 +789,7 @@ impl Personality {
         o.profiling = cl.bool("profiling").unwrap_or(true);
         o.encryption_provider_config = path("encryption-provider-config");
         o.runtime_config = cl.list("runtime-config");
+        o.etcd_servers_overrides = cl.list("etcd-servers-overrides");
         o.authentication_token_webhook_config_file =
             path("authentication-token-webhook-config-file");
         if let Some(v) = cl.get("authentication-token-webhook-version") {
@@ -968,11 +970,11 @@ mod tests {
         assert!(Personality::from_command_line(&ok, defaults.clone()).is_ok());
         let refused = parse(&[
             "--etcd-servers=http://127.0.0.1:2379",
-            "--etcd-servers-overrides=/events#http://127.0.0.1:2380",
+            "--authorization-webhook-config-file=authz.kubeconfig",
         ])
         .expect("parses");
         let e = Personality::from_command_line(&refused, defaults.clone()).unwrap_err();
-        assert!(e.0.contains("--etcd-servers-overrides"), "{e}");
+        assert!(e.0.contains("--authorization-webhook-config-file"), "{e}");
         let no_etcd = parse(&["--secure-port=1"]).expect("parses");
         let e = Personality::from_command_line(&no_etcd, defaults).unwrap_err();
         assert_eq!(e.0, "[--etcd-servers must be specified]");

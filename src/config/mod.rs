@@ -72,6 +72,10 @@ pub struct ServeOptions {
     #[arg(long, value_name = "FILE", requires = "etcd_certfile")]
     pub etcd_keyfile: Option<PathBuf>,
 
+    /// Resources in etcd clusters of their own, comma separated: group/resource#servers, servers semicolon separated (e.g. /events#http://127.0.0.1:2381).
+    #[arg(long, value_delimiter = ',', value_name = "OVERRIDES")]
+    pub etcd_servers_overrides: Vec<String>,
+
     /// How often old revisions are compacted (Go duration; 0 disables).
     #[arg(long, default_value = "5m", value_parser = duration::parse, value_name = "DURATION")]
     pub etcd_compaction_interval: Duration,
@@ -297,6 +301,39 @@ impl AuthorizationMode {
     }
 }
 
+/// `group/resource#url;url,...`, checked as upstream's etcd options check it.
+fn parse_etcd_servers_overrides(
+    values: &[String],
+) -> Result<Vec<(String, String, Vec<String>)>, FlagError> {
+    let invalid = || {
+        FlagError {
+        flag: "etcd-servers-overrides",
+        message: "--etcd-servers-overrides invalid, must be of format: group/resource#servers, where servers are URLs, semicolon separated".into(),
+    }
+    };
+    let mut out = Vec::new();
+    for v in values.iter().map(|v| v.trim()).filter(|v| !v.is_empty()) {
+        let (resource, servers) = v.split_once('#').ok_or_else(invalid)?;
+        if servers.contains('#') {
+            return Err(invalid());
+        }
+        let (group, resource) = resource.split_once('/').ok_or_else(invalid)?;
+        if resource.contains('/') {
+            return Err(invalid());
+        }
+        let servers: Vec<String> = servers
+            .split(';')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if servers.is_empty() {
+            return Err(invalid());
+        }
+        out.push((group.to_string(), resource.to_string(), servers));
+    }
+    Ok(out)
+}
+
 /// The modes in order: each known, none twice, at least one (upstream's checks).
 fn parse_authorization_modes(values: &[String]) -> Result<Vec<AuthorizationMode>, FlagError> {
     let err = |message: String| FlagError {
@@ -419,6 +456,8 @@ pub struct CompletedConfig {
     pub client_ca_file: Option<PathBuf>,
     pub storage: StorageBackend,
     pub storage_prefix: String,
+    /// `--etcd-servers-overrides`: (group, resource, endpoints).
+    pub etcd_servers_overrides: Vec<(String, String, Vec<String>)>,
     pub storage_media_type: crate::storage::codec::MediaType,
     pub compaction_interval: Duration,
     pub service_cluster_ip_range: IpNet,
@@ -527,6 +566,14 @@ impl ServeOptions {
                 key_file: self.etcd_keyfile,
             }
         };
+        let etcd_servers_overrides = parse_etcd_servers_overrides(&self.etcd_servers_overrides)?;
+        if !etcd_servers_overrides.is_empty() && matches!(storage, StorageBackend::Embedded { .. })
+        {
+            return Err(FlagError {
+                flag: "etcd-servers-overrides",
+                message: "needs --etcd-servers: the embedded store is one store".into(),
+            });
+        }
         for (flag, value) in [
             ("max-requests-inflight", self.max_requests_inflight),
             (
@@ -592,6 +639,7 @@ impl ServeOptions {
             client_ca_file: self.client_ca_file,
             storage,
             storage_prefix: prefix,
+            etcd_servers_overrides,
             storage_media_type: self.storage_media_type,
             compaction_interval: self.etcd_compaction_interval,
             service_cluster_ip_range: self.service_cluster_ip_range,

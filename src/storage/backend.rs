@@ -152,6 +152,13 @@ pub trait Backend: Send + Sync + 'static {
     /// The current revision, read cheaply (for consistent reads from cache).
     async fn current_revision(&self) -> Result<i64, BackendError>;
 
+    /// The current revision of the storage keys under `prefix` live in:
+    /// with `--etcd-servers-overrides` revisions are per etcd cluster.
+    async fn current_revision_of(&self, prefix: &str) -> Result<i64, BackendError> {
+        let _ = prefix;
+        self.current_revision().await
+    }
+
     /// Whether a cache fed by [`Backend::watch`] can serve consistent reads
     /// by waiting for progress. etcd 3.4 can send a progress notification
     /// ahead of events still in flight (etcd issue 15220; upstream needs

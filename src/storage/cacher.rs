@@ -369,7 +369,11 @@ impl Cacher {
 
     /// Waits until the cache is as current as the store.
     async fn wait_consistent(self: &Arc<Self>) -> Result<(), StorageError> {
-        let current = self.store.backend().current_revision().await?;
+        let current = self
+            .store
+            .backend()
+            .current_revision_of(&self.prefix)
+            .await?;
         self.wait_for(current).await
     }
 
@@ -514,7 +518,11 @@ impl Cacher {
             WatchStart::Now { consistent: true } if !self.consistent_from_cache() => {
                 // Best effort: the cache follows etcd closely; without
                 // reliable progress it cannot prove it is current.
-                let current = self.store.backend().current_revision().await?;
+                let current = self
+                    .store
+                    .backend()
+                    .current_revision_of(&self.prefix)
+                    .await?;
                 let mut rx = self.rev.subscribe();
                 let _ = tokio::time::timeout(
                     Duration::from_millis(250),

@@ -304,6 +304,10 @@ impl Backend for Codec {
         self.inner.current_revision().await
     }
 
+    async fn current_revision_of(&self, prefix: &str) -> Result<i64, BackendError> {
+        self.inner.current_revision_of(prefix).await
+    }
+
     fn progress_is_reliable(&self) -> bool {
         self.inner.progress_is_reliable()
     }

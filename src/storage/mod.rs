@@ -10,6 +10,7 @@ pub mod dump;
 pub mod embedded;
 pub mod encryption;
 pub mod etcd;
+pub mod routed;
 pub mod rv;
 pub mod store;
 
