@@ -206,8 +206,19 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let informers = crate::informers::Informers::new(registries.clone(), background.child_token());
     let rbac_index = SharedIndex::default();
     rbac_index.follow_writes(&registries);
-    let authorizer: Arc<dyn Authorizer> =
-        Arc::new(authorizer_chain(&cfg.authorization_modes, &rbac_index));
+    let authz_webhook = match &cfg.authorization_webhook {
+        Some(settings) => Some(
+            crate::auth::authz_webhook::WebhookAuthorizer::connect(settings.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!(e))?,
+        ),
+        None => None,
+    };
+    let authorizer: Arc<dyn Authorizer> = Arc::new(authorizer_chain(
+        &cfg.authorization_modes,
+        &rbac_index,
+        authz_webhook,
+    ));
     let admission_config = match &cfg.admission_config_file {
         Some(f) => crate::admission::config::AdmissionConfig::load(f)
             .map_err(|e| anyhow::anyhow!("--admission-control-config-file: {e}"))?,
@@ -563,10 +574,18 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
 
 /// The authorizer of `--authorization-mode`: upstream's privileged-group
 /// shortcut (`system:masters`) first, then each mode in order.
-fn authorizer_chain(modes: &[AuthorizationMode], index: &SharedIndex) -> Chain {
+fn authorizer_chain(
+    modes: &[AuthorizationMode],
+    index: &SharedIndex,
+    mut webhook: Option<crate::auth::authz_webhook::WebhookAuthorizer>,
+) -> Chain {
     let mut chain: Vec<Box<dyn Authorizer>> = vec![Box::new(PrivilegedGroups::default())];
     for mode in modes {
         chain.push(match mode {
+            AuthorizationMode::Webhook => match webhook.take() {
+                Some(w) => Box::new(w),
+                None => continue,
+            },
             AuthorizationMode::AlwaysAllow => Box::new(AlwaysAllow),
             AuthorizationMode::AlwaysDeny => Box::new(AlwaysDeny),
             AuthorizationMode::Rbac => Box::new(RbacAuthorizer {

@@ -734,7 +734,7 @@ fn authorization_modes() {
     assert!(!out.ok);
     assert_eq!(
         out.stderr.trim(),
-        "kapi: invalid value for --authorization-mode: authorization-mode \"Node\" is not a valid mode (supported: AlwaysAllow, AlwaysDeny, RBAC)"
+        "kapi: invalid value for --authorization-mode: authorization-mode \"Node\" is not a valid mode (supported: AlwaysAllow, AlwaysDeny, RBAC, Webhook)"
     );
     assert!(out.stdout.is_empty(), "{}", out.stdout);
 

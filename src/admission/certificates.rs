@@ -39,12 +39,12 @@ pub(crate) async fn decide(authz: &dyn Authorizer, attrs: &AuthzAttributes<'_>) 
     if attrs.user.is_some_and(|u| u.name.is_empty()) {
         return Decision::Allow("kapi's in-process controllers".into());
     }
-    let first = authz.authorize(attrs);
+    let first = authz.authorize_async(attrs).await;
     if matches!(first, Decision::Allow(_)) {
         return first;
     }
     authz.settle().await;
-    authz.authorize(attrs)
+    authz.authorize_async(attrs).await
 }
 
 /// upstream's IsAuthorizedForSignerName: `verb` on the `signers` resource

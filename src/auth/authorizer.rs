@@ -32,7 +32,17 @@ pub enum Decision {
 }
 
 pub trait Authorizer: Send + Sync + std::fmt::Debug {
+    /// The decision from what this server holds. A remote authorizer (the
+    /// webhook) has no opinion here; see [`Authorizer::authorize_async`].
     fn authorize(&self, attrs: &Attributes<'_>) -> Decision;
+
+    /// The decision, asking remote authorizers too: what requests use.
+    fn authorize_async<'a>(
+        &'a self,
+        attrs: &'a Attributes<'a>,
+    ) -> futures::future::BoxFuture<'a, Decision> {
+        Box::pin(std::future::ready(self.authorize(attrs)))
+    }
 
     /// Waits until decisions reflect every policy write the server
     /// acknowledged before the call, so a client that grants a permission
@@ -150,6 +160,21 @@ impl Authorizer for Chain {
             }
         }
         Decision::NoOpinion
+    }
+
+    fn authorize_async<'a>(
+        &'a self,
+        a: &'a Attributes<'a>,
+    ) -> futures::future::BoxFuture<'a, Decision> {
+        Box::pin(async move {
+            for z in &self.0 {
+                match z.authorize_async(a).await {
+                    Decision::NoOpinion => continue,
+                    d => return d,
+                }
+            }
+            Decision::NoOpinion
+        })
     }
 
     fn settle(&self) -> futures::future::BoxFuture<'_, ()> {

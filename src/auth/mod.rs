@@ -3,6 +3,7 @@
 
 pub mod authenticator;
 pub mod authorizer;
+pub mod authz_webhook;
 pub mod bootstrap_policy;
 pub mod escalation;
 pub mod rbac;

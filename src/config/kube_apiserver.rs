@@ -139,6 +139,10 @@ const HONOURED: &[&str] = &[
     "encryption-provider-config",
     "runtime-config",
     "etcd-servers-overrides",
+    "authorization-webhook-config-file",
+    "authorization-webhook-version",
+    "authorization-webhook-cache-authorized-ttl",
+    "authorization-webhook-cache-unauthorized-ttl",
     "authentication-token-webhook-config-file",
     "authentication-token-webhook-version",
     "authentication-token-webhook-cache-ttl",
@@ -263,15 +267,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
     ("audit-log-version", "audit.k8s.io/v1"),
     ("contention-profiling", "no Go profiler"),
     ("debug-socket-path", "no Go profiler"),
-    (
-        "authorization-webhook-cache-authorized-ttl",
-        "no authorization webhook",
-    ),
-    (
-        "authorization-webhook-cache-unauthorized-ttl",
-        "no authorization webhook",
-    ),
-    ("authorization-webhook-version", "no authorization webhook"),
     ("oidc-signing-algs", "no OIDC issuer"),
     ("oidc-username-claim", "no OIDC issuer"),
     ("oidc-groups-claim", "no OIDC issuer"),
@@ -790,6 +785,24 @@ impl Personality {
         o.encryption_provider_config = path("encryption-provider-config");
         o.runtime_config = cl.list("runtime-config");
         o.etcd_servers_overrides = cl.list("etcd-servers-overrides");
+        o.authorization_webhook_config_file = path("authorization-webhook-config-file");
+        if let Some(v) = cl.get("authorization-webhook-version") {
+            o.authorization_webhook_version = v.into();
+        }
+        for (name, field) in [
+            (
+                "authorization-webhook-cache-authorized-ttl",
+                &mut o.authorization_webhook_cache_authorized_ttl,
+            ),
+            (
+                "authorization-webhook-cache-unauthorized-ttl",
+                &mut o.authorization_webhook_cache_unauthorized_ttl,
+            ),
+        ] {
+            if let Some(v) = cl.get(name) {
+                *field = crate::config::duration::parse(v).map_err(|e| parse_err(name, e))?;
+            }
+        }
         o.authentication_token_webhook_config_file =
             path("authentication-token-webhook-config-file");
         if let Some(v) = cl.get("authentication-token-webhook-version") {
@@ -970,11 +983,11 @@ mod tests {
         assert!(Personality::from_command_line(&ok, defaults.clone()).is_ok());
         let refused = parse(&[
             "--etcd-servers=http://127.0.0.1:2379",
-            "--authorization-webhook-config-file=authz.kubeconfig",
+            "--authentication-config=authn.yaml",
         ])
         .expect("parses");
         let e = Personality::from_command_line(&refused, defaults.clone()).unwrap_err();
-        assert!(e.0.contains("--authorization-webhook-config-file"), "{e}");
+        assert!(e.0.contains("--authentication-config"), "{e}");
         let no_etcd = parse(&["--secure-port=1"]).expect("parses");
         let e = Personality::from_command_line(&no_etcd, defaults).unwrap_err();
         assert_eq!(e.0, "[--etcd-servers must be specified]");

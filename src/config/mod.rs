@@ -213,6 +213,22 @@ pub struct ServeOptions {
     /// How long the webhook's answers are kept (Go duration).
     #[arg(long, default_value = "2m", value_parser = duration::parse, value_name = "DURATION")]
     pub authentication_token_webhook_cache_ttl: Duration,
+
+    /// kubeconfig of an authorization webhook (with --authorization-mode ...,Webhook): requests are sent there as SubjectAccessReviews.
+    #[arg(long, value_name = "FILE")]
+    pub authorization_webhook_config_file: Option<PathBuf>,
+
+    /// The authorization.k8s.io version of the SubjectAccessReviews sent to the webhook: v1 or v1beta1.
+    #[arg(long, default_value = "v1beta1", value_name = "VERSION")]
+    pub authorization_webhook_version: String,
+
+    /// How long the webhook's allowing answers are kept (Go duration).
+    #[arg(long, default_value = "5m", value_parser = duration::parse, value_name = "DURATION")]
+    pub authorization_webhook_cache_authorized_ttl: Duration,
+
+    /// How long the webhook's other answers are kept (Go duration).
+    #[arg(long, default_value = "30s", value_parser = duration::parse, value_name = "DURATION")]
+    pub authorization_webhook_cache_unauthorized_ttl: Duration,
 }
 
 fn parse_storage_media_type(s: &str) -> Result<crate::storage::codec::MediaType, String> {
@@ -287,16 +303,18 @@ pub enum AuthorizationMode {
     AlwaysAllow,
     AlwaysDeny,
     Rbac,
+    Webhook,
 }
 
 impl AuthorizationMode {
-    pub const NAMES: &'static [&'static str] = &["AlwaysAllow", "AlwaysDeny", "RBAC"];
+    pub const NAMES: &'static [&'static str] = &["AlwaysAllow", "AlwaysDeny", "RBAC", "Webhook"];
 
     pub fn as_str(self) -> &'static str {
         match self {
             AuthorizationMode::AlwaysAllow => "AlwaysAllow",
             AuthorizationMode::AlwaysDeny => "AlwaysDeny",
             AuthorizationMode::Rbac => "RBAC",
+            AuthorizationMode::Webhook => "Webhook",
         }
     }
 }
@@ -346,6 +364,7 @@ fn parse_authorization_modes(values: &[String]) -> Result<Vec<AuthorizationMode>
             "AlwaysAllow" => AuthorizationMode::AlwaysAllow,
             "AlwaysDeny" => AuthorizationMode::AlwaysDeny,
             "RBAC" => AuthorizationMode::Rbac,
+            "Webhook" => AuthorizationMode::Webhook,
             other => {
                 return Err(err(format!(
                     "authorization-mode {other:?} is not a valid mode (supported: {})",
@@ -490,6 +509,8 @@ pub struct CompletedConfig {
     pub encryption_provider_config: Option<PathBuf>,
     /// `--runtime-config`, resolved: what is served.
     pub runtime_config: runtime_config::RuntimeConfig,
+    /// The authorization webhook of `--authorization-mode=...,Webhook`.
+    pub authorization_webhook: Option<crate::auth::authz_webhook::Settings>,
     /// The token webhook's kubeconfig, review version and cache TTL.
     pub token_webhook: Option<(PathBuf, crate::auth::token_webhook::Version, Duration)>,
 }
@@ -621,6 +642,39 @@ impl ServeOptions {
             }
         }
         let authorization_modes = parse_authorization_modes(&self.authorization_mode)?;
+        let authorization_webhook = match (
+            authorization_modes.contains(&AuthorizationMode::Webhook),
+            self.authorization_webhook_config_file,
+        ) {
+            (true, Some(kubeconfig)) => Some(crate::auth::authz_webhook::Settings {
+                kubeconfig,
+                version: crate::auth::authz_webhook::Version::parse(
+                    &self.authorization_webhook_version,
+                )
+                .map_err(|message| FlagError {
+                    flag: "authorization-webhook-version",
+                    message,
+                })?,
+                authorized_ttl: self.authorization_webhook_cache_authorized_ttl,
+                unauthorized_ttl: self.authorization_webhook_cache_unauthorized_ttl,
+            }),
+            (true, None) => {
+                return Err(FlagError {
+                    flag: "authorization-mode",
+                    message: "authorization-mode Webhook's authorization config file not passed"
+                        .into(),
+                })
+            }
+            (false, Some(_)) => {
+                return Err(FlagError {
+                    flag: "authorization-webhook-config-file",
+                    message:
+                        "cannot specify --authorization-webhook-config-file without mode Webhook"
+                            .into(),
+                })
+            }
+            (false, None) => None,
+        };
         let admission_plugins = admission_plugins(
             &self.enable_admission_plugins,
             &self.disable_admission_plugins,
@@ -682,6 +736,7 @@ impl ServeOptions {
                 flag: "runtime-config",
                 message,
             })?,
+            authorization_webhook,
             token_webhook: match self.authentication_token_webhook_config_file {
                 Some(file) => Some((
                     file,

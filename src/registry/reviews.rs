@@ -61,7 +61,7 @@ fn invalid(group: &str, kind: &str, errs: Vec<FieldError>) -> ApiError {
     )
 }
 
-fn decide(
+async fn decide(
     authz: &dyn Authorizer,
     user: &UserInfo,
     spec: &Value,
@@ -105,7 +105,7 @@ fn decide(
         subresource: &sub,
         name: &name,
     };
-    match authz.authorize(&attrs) {
+    match authz.authorize_async(&attrs).await {
         Decision::Allow(reason) => json!({"allowed": true, "reason": reason}),
         Decision::Deny(reason) => json!({"allowed": false, "denied": true, "reason": reason}),
         Decision::NoOpinion => json!({"allowed": false}),
@@ -187,7 +187,7 @@ pub async fn create(
             let ns = (kind == "LocalSubjectAccessReview").then_some(namespace);
             Ok(answer(
                 body,
-                decide(ctx.authorizer.as_ref(), &user, &spec, ns),
+                decide(ctx.authorizer.as_ref(), &user, &spec, ns).await,
             ))
         }
         "SelfSubjectAccessReview" => {
@@ -201,7 +201,7 @@ pub async fn create(
             }
             Ok(answer(
                 body,
-                decide(ctx.authorizer.as_ref(), requester, &spec, None),
+                decide(ctx.authorizer.as_ref(), requester, &spec, None).await,
             ))
         }
         "SelfSubjectRulesReview" => {

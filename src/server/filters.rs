@@ -727,7 +727,7 @@ async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Nex
         name: &info.name,
     };
     let began = crate::trace::start();
-    let mut decision = s.authorizer.authorize(&attrs);
+    let mut decision = s.authorizer.authorize_async(&attrs).await;
     if !matches!(decision, Decision::Allow(_)) {
         // Refused: perhaps by a policy that is already changed but not yet
         // seen (a RoleBinding created by the previous request). Decide
@@ -735,7 +735,7 @@ async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Nex
         // requests never wait; a revocation takes effect as the caches
         // follow, as upstream's informers do.
         s.authorizer.settle().await;
-        decision = s.authorizer.authorize(&attrs);
+        decision = s.authorizer.authorize_async(&attrs).await;
     }
     crate::trace::stage(
         began,
@@ -934,7 +934,10 @@ async fn impersonation(State(s): State<Arc<ChainState>>, mut req: Request, next:
             subresource: sub,
             name,
         };
-        if !matches!(s.authorizer.authorize(&attrs), Decision::Allow(_)) {
+        if !matches!(
+            s.authorizer.authorize_async(&attrs).await,
+            Decision::Allow(_)
+        ) {
             let why = forbidden_message(&attrs);
             let qualified = crate::api::status::qualified_resource(group, resource);
             return nosniff(
