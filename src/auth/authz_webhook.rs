@@ -21,23 +21,11 @@ const BACKOFF: Duration = Duration::from_millis(500);
 const CACHE_ENTRIES: usize = 8192;
 
 /// The `authorization.k8s.io` version reviews are sent in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    V1,
-    V1beta1,
-}
+pub type Version = super::ReviewVersion;
 
-impl Version {
-    pub fn parse(s: &str) -> Result<Version, String> {
-        match s {
-            "v1" => Ok(Version::V1),
-            "v1beta1" => Ok(Version::V1beta1),
-            other => Err(format!(
-                "unsupported authorization version {}, supported versions are \"v1\", \"v1beta1\"",
-                crate::api::go_quote(other)
-            )),
-        }
-    }
+/// upstream's check of `--authorization-webhook-version`.
+pub fn parse_version(s: &str) -> Result<Version, String> {
+    Version::parse(s, "unsupported authorization version")
 }
 
 /// The webhook's settings, as the flags give them.
@@ -78,9 +66,11 @@ impl WebhookAuthorizer {
     /// The review upstream's webhook authorizer sends.
     fn review(&self, a: &Attributes<'_>) -> Value {
         let user = a.user.cloned().unwrap_or_default();
-        let (api_version, groups_key) = match self.settings.version {
-            Version::V1 => ("authorization.k8s.io/v1", "groups"),
-            Version::V1beta1 => ("authorization.k8s.io/v1beta1", "group"),
+        let api_version = format!("authorization.k8s.io/{}", self.settings.version.as_str());
+        // v1beta1 names the groups `group`.
+        let groups_key = match self.settings.version {
+            Version::V1 => "groups",
+            Version::V1beta1 => "group",
         };
         let mut spec = serde_json::Map::new();
         if a.resource_request {

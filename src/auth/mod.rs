@@ -52,3 +52,32 @@ impl UserInfo {
         self.groups.iter().any(|g| g == group)
     }
 }
+
+/// The version of the review objects sent to a webhook (TokenReview,
+/// SubjectAccessReview): v1beta1 by default, as upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewVersion {
+    V1,
+    V1beta1,
+}
+
+impl ReviewVersion {
+    /// `unsupported` starts upstream's error, e.g. "unsupported authorization version".
+    pub fn parse(s: &str, unsupported: &str) -> Result<ReviewVersion, String> {
+        match s {
+            "v1" => Ok(ReviewVersion::V1),
+            "v1beta1" => Ok(ReviewVersion::V1beta1),
+            other => Err(format!(
+                "{unsupported} {}, supported versions are \"v1\", \"v1beta1\"",
+                crate::api::go_quote(other)
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReviewVersion::V1 => "v1",
+            ReviewVersion::V1beta1 => "v1beta1",
+        }
+    }
+}

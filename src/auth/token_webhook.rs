@@ -23,31 +23,11 @@ const BACKOFF: Duration = Duration::from_millis(500);
 const CACHE_ENTRIES: usize = 4096;
 
 /// The `authentication.k8s.io` version reviews are sent in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Version {
-    V1,
-    V1beta1,
-}
+pub type Version = super::ReviewVersion;
 
-impl Version {
-    /// upstream's check of `--authentication-token-webhook-version`.
-    pub fn parse(s: &str) -> Result<Version, String> {
-        match s {
-            "v1" => Ok(Version::V1),
-            "v1beta1" => Ok(Version::V1beta1),
-            other => Err(format!(
-                "unsupported authentication webhook version {}, supported versions are \"v1\", \"v1beta1\"",
-                crate::api::go_quote(other)
-            )),
-        }
-    }
-
-    fn api_version(self) -> &'static str {
-        match self {
-            Version::V1 => "authentication.k8s.io/v1",
-            Version::V1beta1 => "authentication.k8s.io/v1beta1",
-        }
-    }
+/// upstream's check of `--authentication-token-webhook-version`.
+pub fn parse_version(s: &str) -> Result<Version, String> {
+    Version::parse(s, "unsupported authentication webhook version")
 }
 
 type Answer = Option<UserInfo>;
@@ -96,7 +76,7 @@ impl TokenWebhook {
             }
         }
         let review = json!({
-            "apiVersion": self.version.api_version(),
+            "apiVersion": format!("authentication.k8s.io/{}", self.version.as_str()),
             "kind": "TokenReview",
             "metadata": {"creationTimestamp": null},
             "spec": {"token": token, "audiences": self.audiences},

@@ -648,7 +648,7 @@ impl ServeOptions {
         ) {
             (true, Some(kubeconfig)) => Some(crate::auth::authz_webhook::Settings {
                 kubeconfig,
-                version: crate::auth::authz_webhook::Version::parse(
+                version: crate::auth::authz_webhook::parse_version(
                     &self.authorization_webhook_version,
                 )
                 .map_err(|message| FlagError {
@@ -740,7 +740,7 @@ impl ServeOptions {
             token_webhook: match self.authentication_token_webhook_config_file {
                 Some(file) => Some((
                     file,
-                    crate::auth::token_webhook::Version::parse(
+                    crate::auth::token_webhook::parse_version(
                         &self.authentication_token_webhook_version,
                     )
                     .map_err(|message| FlagError {
