@@ -1010,7 +1010,7 @@ fn tls_serving(cfg: &CompletedConfig, pki: &Pki) -> anyhow::Result<TlsServing> {
         ),
         None => (pki.serving.cert_pem.clone(), pki.serving.key_pem.clone()),
     };
-    TlsServing::new(&cert, &key, client_ca).map_err(|e| anyhow::anyhow!(e))
+    TlsServing::with_policy(&cert, &key, client_ca, &cfg.tls_policy).map_err(|e| anyhow::anyhow!(e))
 }
 
 fn health_checks(

@@ -140,6 +140,8 @@ const HONOURED: &[&str] = &[
     "runtime-config",
     "etcd-servers-overrides",
     "authorization-webhook-config-file",
+    "tls-min-version",
+    "tls-cipher-suites",
     "authorization-webhook-version",
     "authorization-webhook-cache-authorized-ttl",
     "authorization-webhook-cache-unauthorized-ttl",
@@ -220,11 +222,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
     ),
     ("permit-address-sharing", "the listener is kapi's own"),
     ("permit-port-sharing", "the listener is kapi's own"),
-    ("tls-cipher-suites", "rustls's safe defaults apply"),
-    (
-        "tls-min-version",
-        "TLS 1.2 and 1.3, rustls's defaults, apply",
-    ),
     (
         "audit-log-batch-buffer-size",
         "audit lines are written as they come",
@@ -786,6 +783,8 @@ impl Personality {
         o.runtime_config = cl.list("runtime-config");
         o.etcd_servers_overrides = cl.list("etcd-servers-overrides");
         o.authorization_webhook_config_file = path("authorization-webhook-config-file");
+        o.tls_min_version = cl.get("tls-min-version").unwrap_or_default().into();
+        o.tls_cipher_suites = cl.list("tls-cipher-suites");
         if let Some(v) = cl.get("authorization-webhook-version") {
             o.authorization_webhook_version = v.into();
         }

@@ -229,6 +229,14 @@ pub struct ServeOptions {
     /// How long the webhook's other answers are kept (Go duration).
     #[arg(long, default_value = "30s", value_parser = duration::parse, value_name = "DURATION")]
     pub authorization_webhook_cache_unauthorized_ttl: Duration,
+
+    /// Lowest TLS version served: VersionTLS12 (default) or VersionTLS13.
+    #[arg(long, default_value = "", value_name = "VERSION")]
+    pub tls_min_version: String,
+
+    /// TLS 1.2 cipher suites allowed, by Go's names, comma separated (TLS 1.3's are not configurable).
+    #[arg(long, value_delimiter = ',', value_name = "SUITES")]
+    pub tls_cipher_suites: Vec<String>,
 }
 
 fn parse_storage_media_type(s: &str) -> Result<crate::storage::codec::MediaType, String> {
@@ -509,6 +517,8 @@ pub struct CompletedConfig {
     pub encryption_provider_config: Option<PathBuf>,
     /// `--runtime-config`, resolved: what is served.
     pub runtime_config: runtime_config::RuntimeConfig,
+    /// `--tls-min-version` and `--tls-cipher-suites`.
+    pub tls_policy: crate::server::serve::TlsPolicy,
     /// The authorization webhook of `--authorization-mode=...,Webhook`.
     pub authorization_webhook: Option<crate::auth::authz_webhook::Settings>,
     /// The token webhook's kubeconfig, review version and cache TTL.
@@ -737,6 +747,18 @@ impl ServeOptions {
                 message,
             })?,
             authorization_webhook,
+            tls_policy: crate::server::serve::TlsPolicy::parse(
+                &self.tls_min_version,
+                &self.tls_cipher_suites,
+            )
+            .map_err(|message| FlagError {
+                flag: if message.starts_with("Cipher") {
+                    "tls-cipher-suites"
+                } else {
+                    "tls-min-version"
+                },
+                message,
+            })?,
             token_webhook: match self.authentication_token_webhook_config_file {
                 Some(file) => Some((
                     file,

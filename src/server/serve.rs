@@ -41,18 +41,138 @@ pub struct TlsServing {
     pub client_ca: ClientCertAuthority,
 }
 
+/// `--tls-min-version` and `--tls-cipher-suites`, checked as upstream
+/// checks them (Go's names). TLS 1.3's suites are not configurable, as in
+/// Go; TLS 1.0 and 1.1 and the suites Go calls insecure are not offered
+/// by rustls, and are refused rather than silently dropped.
+#[derive(Debug, Clone, Default)]
+pub struct TlsPolicy {
+    pub tls13_only: bool,
+    /// The TLS 1.2 suites allowed; empty means rustls's defaults.
+    pub tls12_suites: Vec<rustls::CipherSuite>,
+}
+
+impl TlsPolicy {
+    pub fn parse(min_version: &str, suites: &[String]) -> Result<TlsPolicy, String> {
+        let tls13_only = match min_version {
+            "" | "VersionTLS12" => false,
+            "VersionTLS13" => true,
+            "VersionTLS10" | "VersionTLS11" => {
+                return Err(format!(
+                    "{min_version} is not offered: kapi's TLS (rustls) speaks TLS 1.2 and 1.3 only"
+                ))
+            }
+            other => {
+                return Err(format!(
+                    "unknown tls version {}",
+                    crate::api::go_quote(other)
+                ))
+            }
+        };
+        if tls13_only && !suites.is_empty() {
+            return Err(
+                "cipher suites may not be specified when --tls-min-version is 'VersionTLS13'"
+                    .into(),
+            );
+        }
+        let offered: Vec<rustls::CipherSuite> = crate::crypto_provider()
+            .cipher_suites
+            .iter()
+            .map(|s| s.suite())
+            .collect();
+        let mut tls12_suites = Vec::new();
+        for name in suites.iter().map(|s| s.trim()).filter(|s| !s.is_empty()) {
+            // Go's aliases for the ChaCha suites.
+            let canonical = match name {
+                "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305" => {
+                    "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256"
+                }
+                "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305" => {
+                    "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256"
+                }
+                n => n,
+            };
+            if GO_TLS13_SUITES.contains(&canonical) {
+                continue;
+            }
+            match offered.iter().find(|s| format!("{s:?}") == canonical) {
+                Some(s) => tls12_suites.push(*s),
+                None if GO_OTHER_SUITES.contains(&canonical) => return Err(format!(
+                    "Cipher suite {name} is not offered: kapi's TLS (rustls) has only AEAD suites"
+                )),
+                None => {
+                    return Err(format!(
+                        "Cipher suite {name} not supported or doesn't exist"
+                    ))
+                }
+            }
+        }
+        Ok(TlsPolicy {
+            tls13_only,
+            tls12_suites,
+        })
+    }
+}
+
+/// TLS 1.3 suites Go knows by name (accepted, not configurable).
+const GO_TLS13_SUITES: &[&str] = &[
+    "TLS_AES_128_GCM_SHA256",
+    "TLS_AES_256_GCM_SHA384",
+    "TLS_CHACHA20_POLY1305_SHA256",
+];
+
+/// TLS 1.2 suites Go knows that rustls does not offer (CBC, RC4, 3DES,
+/// static RSA).
+const GO_OTHER_SUITES: &[&str] = &[
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
+    "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
+    "TLS_RSA_WITH_AES_128_CBC_SHA",
+    "TLS_RSA_WITH_AES_256_CBC_SHA",
+    "TLS_RSA_WITH_AES_128_CBC_SHA256",
+    "TLS_RSA_WITH_AES_128_GCM_SHA256",
+    "TLS_RSA_WITH_AES_256_GCM_SHA384",
+    "TLS_RSA_WITH_3DES_EDE_CBC_SHA",
+    "TLS_RSA_WITH_RC4_128_SHA",
+    "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
+    "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA",
+    "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
+];
+
 impl TlsServing {
     pub fn new(
         cert_pem: &str,
         key_pem: &str,
         client_ca: ClientCertAuthority,
     ) -> Result<Self, String> {
+        TlsServing::with_policy(cert_pem, key_pem, client_ca, &TlsPolicy::default())
+    }
+
+    pub fn with_policy(
+        cert_pem: &str,
+        key_pem: &str,
+        client_ca: ClientCertAuthority,
+        policy: &TlsPolicy,
+    ) -> Result<Self, String> {
         let certs = parse_pem_certs(cert_pem)?;
         let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
             .map_err(|e| format!("serving key: {e}"))?;
-        let provider = crate::crypto_provider();
-        let mut config = ServerConfig::builder_with_provider(provider)
-            .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        let mut provider = (*crate::crypto_provider()).clone();
+        if !policy.tls12_suites.is_empty() {
+            provider.cipher_suites.retain(|s| {
+                s.version() == &rustls::version::TLS13 || policy.tls12_suites.contains(&s.suite())
+            });
+        }
+        let versions: &[&'static rustls::SupportedProtocolVersion] = if policy.tls13_only {
+            &[&rustls::version::TLS13]
+        } else {
+            &[&rustls::version::TLS13, &rustls::version::TLS12]
+        };
+        let mut config = ServerConfig::builder_with_provider(Arc::new(provider))
+            .with_protocol_versions(versions)
             .map_err(|e| format!("TLS: {e}"))?
             .with_client_cert_verifier(client_ca.tls_verifier())
             .with_single_cert(certs, key)

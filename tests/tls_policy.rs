@@ -1,0 +1,123 @@
+//! Issue 24: `--tls-min-version` and `--tls-cipher-suites` with Go's names,
+//! as kube-apiserver takes them: the handshake offers only what they allow.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::rawtls::connect_with;
+use common::Kapi;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::CertificateDer;
+
+/// A client offering only `versions` and (when given) `suites`.
+fn client(
+    k: &Kapi,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    suites: Option<&[rustls::CipherSuite]>,
+) -> Arc<rustls::ClientConfig> {
+    let mut provider = rustls::crypto::aws_lc_rs::default_provider();
+    if let Some(suites) = suites {
+        provider
+            .cipher_suites
+            .retain(|s| suites.contains(&s.suite()));
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(k.pki("ca.crt").as_bytes()) {
+        roots.add(cert.expect("ca.crt PEM")).expect("add kapi CA");
+    }
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(Arc::new(provider))
+            .with_protocol_versions(versions)
+            .expect("versions")
+            .with_root_certificates(roots)
+            .with_no_client_auth(),
+    )
+}
+
+const TLS12: &[&rustls::SupportedProtocolVersion] = &[&rustls::version::TLS12];
+const TLS13: &[&rustls::SupportedProtocolVersion] = &[&rustls::version::TLS13];
+
+#[test]
+fn tls_min_version_13_refuses_tls_12() {
+    let k = Kapi::start(&["--tls-min-version=VersionTLS13"]);
+    common::runtime().block_on(async {
+        assert!(connect_with(&k, client(&k, TLS12, None)).await.is_err());
+        let s = connect_with(&k, client(&k, TLS13, None))
+            .await
+            .expect("TLS 1.3");
+        assert_eq!(
+            s.get_ref().1.protocol_version(),
+            Some(rustls::ProtocolVersion::TLSv1_3)
+        );
+    });
+}
+
+#[test]
+fn tls_cipher_suites_limit_what_tls_12_negotiates() {
+    // kapi's serving key is ECDSA: its suites are the ECDSA ones.
+    let allowed = rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384;
+    let other = rustls::CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256;
+    let k = Kapi::start(&[&format!(
+        "--tls-cipher-suites={allowed:?},TLS_AES_128_GCM_SHA256"
+    )]);
+    common::runtime().block_on(async {
+        let s = connect_with(&k, client(&k, TLS12, None))
+            .await
+            .expect("TLS 1.2");
+        let suite = s.get_ref().1.negotiated_cipher_suite().map(|s| s.suite());
+        assert_eq!(suite, Some(allowed));
+        assert!(connect_with(&k, client(&k, TLS12, Some(&[other])))
+            .await
+            .is_err());
+        // TLS 1.3 suites are not configurable, as in Go.
+        assert!(connect_with(&k, client(&k, TLS13, None)).await.is_ok());
+    });
+}
+
+#[test]
+fn unknown_versions_and_suites_are_refused_with_upstreams_words() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (flag, want) in [
+        (
+            "--tls-min-version=VersionTLS99",
+            "unknown tls version \"VersionTLS99\"",
+        ),
+        (
+            "--tls-cipher-suites=TLS_NOPE",
+            "Cipher suite TLS_NOPE not supported or doesn't exist",
+        ),
+        (
+            "--tls-min-version=VersionTLS10",
+            "speaks TLS 1.2 and 1.3 only",
+        ),
+        (
+            "--tls-cipher-suites=TLS_RSA_WITH_RC4_128_SHA",
+            "has only AEAD suites",
+        ),
+    ] {
+        let out = std::process::Command::new(common::kapi_bin())
+            .args(["serve", "--secure-port", "0", "--data-dir"])
+            .arg(tmp.path())
+            .arg(flag)
+            .output()
+            .expect("run kapi");
+        assert!(!out.status.success(), "{flag}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{flag}: {err}");
+    }
+    let out = std::process::Command::new(common::kapi_bin())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(tmp.path())
+        .args([
+            "--tls-min-version=VersionTLS13",
+            "--tls-cipher-suites=TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        ])
+        .output()
+        .expect("run kapi");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("cipher suites may not be specified when --tls-min-version is 'VersionTLS13'"),
+        "{err}"
+    );
+}
