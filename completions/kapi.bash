@@ -468,7 +468,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__etcd__subcmd__dump)
-            opts="-n -o -v -h --data-dir --etcd-servers --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-prefix --resource --group --namespace --name --prefix --keys-only --revision --output --v --logging-format --help"
+            opts="-n -o -v -h --data-dir --etcd-servers --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-prefix --resource --group --namespace --name --prefix --keys-only --revision --encryption-provider-config --output --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -523,6 +523,10 @@ _kapi() {
                     return 0
                     ;;
                 --revision)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --encryption-provider-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1040,7 +1044,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__serve)
-            opts="-v -h --secure-port --bind-address --advertise-address --data-dir --cert-dir --tls-cert-file --tls-private-key-file --client-ca-file --etcd-servers --etcd-prefix --storage-media-type --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-compaction-interval --service-cluster-ip-range --service-node-port-range --anonymous-auth --token-auth-file --enable-admission-plugins --disable-admission-plugins --allow-privileged --authorization-mode --max-requests-inflight --max-mutating-requests-inflight --enable-priority-and-fairness --http2-max-streams-per-connection --min-request-timeout --request-timeout --shutdown-delay-duration --kubeconfig-out --admission-control-config-file --audit-policy-file --audit-log-path --controllers --service-account-issuer --service-account-key-file --service-account-signing-key-file --api-audiences --v --logging-format --help"
+            opts="-v -h --secure-port --bind-address --advertise-address --data-dir --cert-dir --tls-cert-file --tls-private-key-file --client-ca-file --etcd-servers --etcd-prefix --storage-media-type --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-servers-overrides --etcd-compaction-interval --service-cluster-ip-range --service-node-port-range --anonymous-auth --token-auth-file --enable-admission-plugins --disable-admission-plugins --allow-privileged --authorization-mode --max-requests-inflight --max-mutating-requests-inflight --enable-priority-and-fairness --http2-max-streams-per-connection --min-request-timeout --request-timeout --shutdown-delay-duration --kubeconfig-out --admission-control-config-file --audit-policy-file --audit-log-path --controllers --service-account-issuer --service-account-key-file --service-account-signing-key-file --api-audiences --profiling --encryption-provider-config --runtime-config --authentication-token-webhook-config-file --authentication-token-webhook-version --authentication-token-webhook-cache-ttl --authorization-webhook-config-file --authorization-webhook-version --authorization-webhook-cache-authorized-ttl --authorization-webhook-cache-unauthorized-ttl --tls-min-version --tls-cipher-suites --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1099,6 +1103,10 @@ _kapi() {
                     return 0
                     ;;
                 --etcd-keyfile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --etcd-servers-overrides)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1199,6 +1207,54 @@ _kapi() {
                     return 0
                     ;;
                 --api-audiences)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profiling)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
+                    return 0
+                    ;;
+                --encryption-provider-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runtime-config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --authentication-token-webhook-config-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --authentication-token-webhook-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --authentication-token-webhook-cache-ttl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --authorization-webhook-config-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --authorization-webhook-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --authorization-webhook-cache-authorized-ttl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --authorization-webhook-cache-unauthorized-ttl)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-min-version)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tls-cipher-suites)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

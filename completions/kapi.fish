@@ -52,6 +52,7 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l storage-media-type -
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l etcd-cafile -d 'CA bundle to verify etcd\'s serving certificate' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l etcd-certfile -d 'Client certificate for etcd' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l etcd-keyfile -d 'Client key for etcd' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l etcd-servers-overrides -d 'Resources in etcd clusters of their own, comma separated: group/resource#servers, servers semicolon separated (e.g. /events#http://127.0.0.1:2381)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l etcd-compaction-interval -d 'How often old revisions are compacted (Go duration; 0 disables)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-cluster-ip-range -d 'CIDR from which Service cluster IPs are allocated' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-node-port-range -d 'Port range reserved for NodePort Services' -r
@@ -80,6 +81,19 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-issu
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-key-file -d 'PEM files with public keys (or certificates, or private keys) that verify ServiceAccount tokens; repeatable (default: the signing key\'s)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-signing-key-file -d 'PEM private key (RSA or ECDSA P-256) that signs ServiceAccount tokens (default: <cert-dir>/sa.key, generated)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l api-audiences -d 'Audiences the API accepts in tokens, comma separated (default: the issuer)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l profiling -d 'Serve /debug/flags/v, where an administrator changes the log verbosity of the running server (PUT the level), as kube-apiserver does with profiling on' -r -f -a "true\t''
+false\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l encryption-provider-config -d 'EncryptionConfiguration (apiserver.config.k8s.io/v1): which resources are encrypted at rest, with which providers (aescbc, aesgcm, secretbox, identity) and keys' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l runtime-config -d 'Built-in APIs to switch on or off, as kube-apiserver\'s flag: api/all=false, apps/v1=false, batch/v1/cronjobs=false, v1=true (repeatable, comma separated)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l authentication-token-webhook-config-file -d 'kubeconfig of a token webhook: bearer tokens no other authenticator knows are sent there as TokenReviews' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l authentication-token-webhook-version -d 'The authentication.k8s.io version of the TokenReviews sent to the webhook: v1 or v1beta1' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l authentication-token-webhook-cache-ttl -d 'How long the webhook\'s answers are kept (Go duration)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l authorization-webhook-config-file -d 'kubeconfig of an authorization webhook (with --authorization-mode ...,Webhook): requests are sent there as SubjectAccessReviews' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l authorization-webhook-version -d 'The authorization.k8s.io version of the SubjectAccessReviews sent to the webhook: v1 or v1beta1' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l authorization-webhook-cache-authorized-ttl -d 'How long the webhook\'s allowing answers are kept (Go duration)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l authorization-webhook-cache-unauthorized-ttl -d 'How long the webhook\'s other answers are kept (Go duration)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l tls-min-version -d 'Lowest TLS version served: VersionTLS12 (default) or VersionTLS13' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l tls-cipher-suites -d 'TLS 1.2 cipher suites allowed, by Go\'s names, comma separated (TLS 1.3\'s are not configurable)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
 json\t''"
@@ -159,6 +173,7 @@ complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcomma
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l name -d 'Only objects with this name' -r
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l prefix -d 'Only keys starting with this (e.g. /registry/configmaps/default/)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l revision -d 'Read at this revision instead of the latest' -r
+complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -l encryption-provider-config -d 'The EncryptionConfiguration kapi (or kube-apiserver) was given: values encrypted at rest are decrypted with its keys. Without it they are shown as their provider and key' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand etcd; and __fish_seen_subcommand_from dump" -s o -l output -d 'Output format (default yaml; one key per line with --keys-only)' -r -f -a "yaml\t''
 json\t''
 table\t'Aligned columns: key, resource, namespace, name, revisions, version, size'"

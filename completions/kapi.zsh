@@ -47,6 +47,7 @@ _arguments "${_arguments_options[@]}" : \
 '--etcd-cafile=[CA bundle to verify etcd'\''s serving certificate]:FILE:_files' \
 '--etcd-certfile=[Client certificate for etcd]:FILE:_files' \
 '--etcd-keyfile=[Client key for etcd]:FILE:_files' \
+'*--etcd-servers-overrides=[Resources in etcd clusters of their own, comma separated\: group/resource#servers, servers semicolon separated (e.g. /events#http\://127.0.0.1\:2381)]:OVERRIDES:_default' \
 '--etcd-compaction-interval=[How often old revisions are compacted (Go duration; 0 disables)]:DURATION:_default' \
 '--service-cluster-ip-range=[CIDR from which Service cluster IPs are allocated]:CIDR:_default' \
 '--service-node-port-range=[Port range reserved for NodePort Services]:RANGE:_default' \
@@ -72,6 +73,18 @@ _arguments "${_arguments_options[@]}" : \
 '*--service-account-key-file=[PEM files with public keys (or certificates, or private keys) that verify ServiceAccount tokens; repeatable (default\: the signing key'\''s)]:FILE:_files' \
 '--service-account-signing-key-file=[PEM private key (RSA or ECDSA P-256) that signs ServiceAccount tokens (default\: <cert-dir>/sa.key, generated)]:FILE:_files' \
 '*--api-audiences=[Audiences the API accepts in tokens, comma separated (default\: the issuer)]:AUDIENCES:_default' \
+'--profiling=[Serve /debug/flags/v, where an administrator changes the log verbosity of the running server (PUT the level), as kube-apiserver does with profiling on]::BOOL:(true false)' \
+'--encryption-provider-config=[EncryptionConfiguration (apiserver.config.k8s.io/v1)\: which resources are encrypted at rest, with which providers (aescbc, aesgcm, secretbox, identity) and keys]:FILE:_files' \
+'*--runtime-config=[Built-in APIs to switch on or off, as kube-apiserver'\''s flag\: api/all=false, apps/v1=false, batch/v1/cronjobs=false, v1=true (repeatable, comma separated)]:KEY=VALUE:_default' \
+'--authentication-token-webhook-config-file=[kubeconfig of a token webhook\: bearer tokens no other authenticator knows are sent there as TokenReviews]:FILE:_files' \
+'--authentication-token-webhook-version=[The authentication.k8s.io version of the TokenReviews sent to the webhook\: v1 or v1beta1]:VERSION:_default' \
+'--authentication-token-webhook-cache-ttl=[How long the webhook'\''s answers are kept (Go duration)]:DURATION:_default' \
+'--authorization-webhook-config-file=[kubeconfig of an authorization webhook (with --authorization-mode ...,Webhook)\: requests are sent there as SubjectAccessReviews]:FILE:_files' \
+'--authorization-webhook-version=[The authorization.k8s.io version of the SubjectAccessReviews sent to the webhook\: v1 or v1beta1]:VERSION:_default' \
+'--authorization-webhook-cache-authorized-ttl=[How long the webhook'\''s allowing answers are kept (Go duration)]:DURATION:_default' \
+'--authorization-webhook-cache-unauthorized-ttl=[How long the webhook'\''s other answers are kept (Go duration)]:DURATION:_default' \
+'--tls-min-version=[Lowest TLS version served\: VersionTLS12 (default) or VersionTLS13]:VERSION:_default' \
+'*--tls-cipher-suites=[TLS 1.2 cipher suites allowed, by Go'\''s names, comma separated (TLS 1.3'\''s are not configurable)]:SUITES:_default' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
@@ -220,6 +233,7 @@ _arguments "${_arguments_options[@]}" : \
 '--name=[Only objects with this name]:NAME:_default' \
 '--prefix=[Only keys starting with this (e.g. /registry/configmaps/default/)]:KEY:_default' \
 '--revision=[Read at this revision instead of the latest]:N:_default' \
+'--encryption-provider-config=[The EncryptionConfiguration kapi (or kube-apiserver) was given\: values encrypted at rest are decrypted with its keys. Without it they are shown as their provider and key]:FILE:_files' \
 '-o+[Output format (default yaml; one key per line with --keys-only)]:FORMAT:((yaml\:""
 json\:""
 table\:"Aligned columns\: key, resource, namespace, name, revisions, version, size"))' \

@@ -118,13 +118,20 @@ fn tokens_are_reviewed_by_the_webhook_and_answers_are_cached() {
             .is_some_and(|a| !a.is_empty()));
     }
     // kubectl with only the token. RBAC still decides: alice may not list.
-    let ca = k.data_dir.join("pki/ca.crt");
-    let mut kc = std::process::Command::new(common::kubectl_path());
-    kc.env("KUBECONFIG", "/dev/null")
-        .args(["--server", &k.url, "--certificate-authority"])
-        .arg(&ca)
-        .args(["--token", "good-token", "get", "pods"]);
-    let (ok, _, err) = run(&mut kc);
+    // (The webhook runs on this thread's runtime: kubectl runs beside it.)
+    let (url, ca) = (k.url.clone(), k.data_dir.join("pki/ca.crt"));
+    let (ok, _, err) = rt.block_on(async move {
+        tokio::task::spawn_blocking(move || {
+            let mut kc = std::process::Command::new(common::kubectl_path());
+            kc.env("KUBECONFIG", "/dev/null")
+                .args(["--server", &url, "--certificate-authority"])
+                .arg(&ca)
+                .args(["--token", "good-token", "get", "pods"]);
+            run(&mut kc)
+        })
+        .await
+        .expect("kubectl")
+    });
     assert!(
         !ok && err.contains("User \"alice\" cannot list resource \"pods\""),
         "{err}"

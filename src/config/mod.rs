@@ -850,7 +850,7 @@ mod tests {
         );
         assert_eq!(
             modes(&["Node", "RBAC"]).map_err(|e| e.to_string()).err().as_deref(),
-            Some("invalid value for --authorization-mode: authorization-mode \"Node\" is not a valid mode (supported: AlwaysAllow, AlwaysDeny, RBAC)")
+            Some("invalid value for --authorization-mode: authorization-mode \"Node\" is not a valid mode (supported: AlwaysAllow, AlwaysDeny, RBAC, Webhook)")
         );
         assert!(modes(&["RBAC", "RBAC"]).is_err());
         assert!(modes(&[""]).is_err());

@@ -97,9 +97,11 @@ impl TlsPolicy {
             }
             match offered.iter().find(|s| format!("{s:?}") == canonical) {
                 Some(s) => tls12_suites.push(*s),
-                None if GO_OTHER_SUITES.contains(&canonical) => return Err(format!(
+                None if GO_OTHER_SUITES.contains(&canonical) => {
+                    return Err(format!(
                     "Cipher suite {name} is not offered: kapi's TLS (rustls) has only AEAD suites"
-                )),
+                ))
+                }
                 None => {
                     return Err(format!(
                         "Cipher suite {name} not supported or doesn't exist"
