@@ -25,6 +25,11 @@ async fn webhook() -> (String, Arc<Mutex<Vec<Value>>>) {
                 let alice = review["spec"]["user"] == "alice";
                 let status = if alice && ra["resource"] == "pods" && ra["verb"] == "list" {
                     json!({"allowed": true, "reason": "alice lists pods"})
+                } else if alice
+                    && ra["resource"] == "roles"
+                    && (ra["verb"] == "create" || ra["verb"] == "escalate")
+                {
+                    json!({"allowed": true, "reason": "alice manages roles"})
                 } else if ra["resource"] == "secrets" {
                     json!({"allowed": false, "denied": true, "reason": "no secrets here"})
                 } else {
@@ -100,6 +105,24 @@ fn what_rbac_leaves_open_the_webhook_decides() {
             body.contains("User \\\"alice\\\" cannot list resource \\\"configmaps\\\""),
             "{body}"
         );
+        // RBAC's escalation check asks the webhook too: `escalate` granted
+        // there lets alice create a Role with rules she does not hold.
+        let role = json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "reader"},
+            "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}]});
+        let r = k
+            .anonymous_client()
+            .post(format!(
+                "{}/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles",
+                k.url
+            ))
+            .bearer_auth("alice-token")
+            .json(&role)
+            .send()
+            .await
+            .expect("post");
+        let status = r.status().as_u16();
+        assert_eq!(status, 201, "{}", r.text().await.unwrap_or_default());
     });
     {
         let reviews = got.lock().expect("lock");

@@ -85,7 +85,9 @@ fn full_authority() -> Vec<PolicyRule> {
 }
 
 impl RbacEscalation {
-    fn allowed(
+    /// Asks the whole authorizer chain, webhook included, as upstream's
+    /// RoleEscalationAuthorized and BindingAuthorized do.
+    async fn allowed(
         &self,
         user: &UserInfo,
         verb: &str,
@@ -104,10 +106,13 @@ impl RbacEscalation {
             name,
             ..Default::default()
         };
-        matches!(self.authorizer.authorize(&attrs), Decision::Allow(_))
+        matches!(
+            self.authorizer.authorize_async(&attrs).await,
+            Decision::Allow(_)
+        )
     }
 
-    fn check_role(&self, a: &Attributes<'_>, obj: &Value) -> Result<(), ApiError> {
+    async fn check_role(&self, a: &Attributes<'_>, obj: &Value) -> Result<(), ApiError> {
         let plural = a.resource.plural.as_str();
         // upstream's RoleEscalationAuthorized: the request's own name (none on create).
         let request_name = if a.operation == Operation::Create {
@@ -115,7 +120,10 @@ impl RbacEscalation {
         } else {
             a.name
         };
-        if self.allowed(a.user, "escalate", plural, a.namespace, request_name) {
+        if self
+            .allowed(a.user, "escalate", plural, a.namespace, request_name)
+            .await
+        {
             return Ok(());
         }
         if let Some(old) = a.old_object {
@@ -168,7 +176,10 @@ impl RbacEscalation {
             _ => return Ok(()),
         };
         // upstream's BindingAuthorized: `bind` on the role, in the binding's namespace.
-        if self.allowed(a.user, "bind", role_plural, a.namespace, role) {
+        if self
+            .allowed(a.user, "bind", role_plural, a.namespace, role)
+            .await
+        {
             return Ok(());
         }
         let role_ns = if kind == "Role" { a.namespace } else { "" };
@@ -204,7 +215,7 @@ impl ValidatingPlugin for RbacEscalation {
             return Ok(Vec::new());
         };
         match a.resource.plural.as_str() {
-            "roles" | "clusterroles" => self.check_role(a, obj)?,
+            "roles" | "clusterroles" => self.check_role(a, obj).await?,
             "rolebindings" | "clusterrolebindings" => self.check_binding(a, obj, ctx).await?,
             _ => {}
         }
