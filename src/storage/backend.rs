@@ -104,6 +104,45 @@ pub struct WatchReceiver {
     pub progress: mpsc::Sender<()>,
 }
 
+impl WatchReceiver {
+    /// The same watch with each event passed through `f` (a layer that
+    /// decodes or decrypts); an event `f` drops (`None`) is left out.
+    /// Errors and progress pass as they are.
+    pub fn map_events<F>(self, mut f: F) -> WatchReceiver
+    where
+        F: FnMut(Event) -> Option<Event> + Send + 'static,
+    {
+        let WatchReceiver {
+            mut items,
+            progress,
+        } = self;
+        let (tx, rx) = mpsc::channel(1024);
+        tokio::spawn(async move {
+            loop {
+                let item = tokio::select! {
+                    item = items.recv() => item,
+                    _ = tx.closed() => return,
+                };
+                let Some(item) = item else { return };
+                let item = match item {
+                    Ok(WatchItem::Event(ev)) => match f(ev) {
+                        Some(ev) => Ok(WatchItem::Event(ev)),
+                        None => continue,
+                    },
+                    other => other,
+                };
+                if tx.send(item).await.is_err() {
+                    return;
+                }
+            }
+        });
+        WatchReceiver {
+            items: rx,
+            progress,
+        }
+    }
+}
+
 /// The exclusive end of the range of keys starting with `prefix`.
 pub fn prefix_end(prefix: &str) -> String {
     let mut bytes = prefix.as_bytes().to_vec();

@@ -13,11 +13,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::backend::{
-    Backend, BackendError, Event, KeyValue, RangeRequest, RangeResponse, TxnOutcome, WatchItem,
-    WatchReceiver,
+    Backend, BackendError, Event, KeyValue, RangeRequest, RangeResponse, TxnOutcome, WatchReceiver,
 };
 use crate::api::protobuf;
 
@@ -267,37 +265,14 @@ impl Backend for Codec {
     }
 
     async fn watch(&self, prefix: &str, from_revision: i64) -> Result<WatchReceiver, BackendError> {
-        let WatchReceiver {
-            mut items,
-            progress,
-        } = self.inner.watch(prefix, from_revision).await?;
-        let (tx, rx) = mpsc::channel(1024);
-        tokio::spawn(async move {
-            let mut codec = WatchDecoder {
-                reported: HashSet::new(),
-            };
-            loop {
-                let item = tokio::select! {
-                    item = items.recv() => item,
-                    _ = tx.closed() => return,
-                };
-                let Some(item) = item else { return };
-                let item = match item {
-                    Ok(WatchItem::Event(ev)) => match codec.event(ev) {
-                        Some(ev) => Ok(WatchItem::Event(ev)),
-                        None => continue,
-                    },
-                    other => other,
-                };
-                if tx.send(item).await.is_err() {
-                    return;
-                }
-            }
-        });
-        Ok(WatchReceiver {
-            items: rx,
-            progress,
-        })
+        let mut codec = WatchDecoder {
+            reported: HashSet::new(),
+        };
+        Ok(self
+            .inner
+            .watch(prefix, from_revision)
+            .await?
+            .map_events(move |ev| codec.event(ev)))
     }
 
     async fn current_revision(&self) -> Result<i64, BackendError> {

@@ -25,11 +25,9 @@ use std::sync::Arc;
 use base64::Engine as _;
 use bytes::Bytes;
 use serde_json::Value;
-use tokio::sync::mpsc;
 
 use super::backend::{
-    Backend, BackendError, Event, KeyValue, RangeRequest, RangeResponse, TxnOutcome, WatchItem,
-    WatchReceiver,
+    Backend, BackendError, Event, KeyValue, RangeRequest, RangeResponse, TxnOutcome, WatchReceiver,
 };
 use super::dump::KeyLayout;
 
@@ -663,35 +661,12 @@ impl Backend for Encrypted {
     }
 
     async fn watch(&self, prefix: &str, from_revision: i64) -> Result<WatchReceiver, BackendError> {
-        let WatchReceiver {
-            mut items,
-            progress,
-        } = self.inner.watch(prefix, from_revision).await?;
-        let (tx, rx) = mpsc::channel(1024);
         let keys = self.keys.clone();
-        tokio::spawn(async move {
-            loop {
-                let item = tokio::select! {
-                    item = items.recv() => item,
-                    _ = tx.closed() => return,
-                };
-                let Some(item) = item else { return };
-                let item = match item {
-                    Ok(WatchItem::Event(ev)) => match keys.event(ev) {
-                        Some(ev) => Ok(WatchItem::Event(ev)),
-                        None => continue,
-                    },
-                    other => other,
-                };
-                if tx.send(item).await.is_err() {
-                    return;
-                }
-            }
-        });
-        Ok(WatchReceiver {
-            items: rx,
-            progress,
-        })
+        Ok(self
+            .inner
+            .watch(prefix, from_revision)
+            .await?
+            .map_events(move |ev| keys.event(ev)))
     }
 
     async fn current_revision(&self) -> Result<i64, BackendError> {
