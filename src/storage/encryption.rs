@@ -277,6 +277,16 @@ impl Pattern {
         }
     }
 
+    /// Whether every resource `other` names is already named by `self`.
+    fn covers(&self, other: &Pattern) -> bool {
+        match (self, other) {
+            (Pattern::All, _) => true,
+            (Pattern::Group(g), Pattern::One { group, .. }) => g == group,
+            (Pattern::Group(g), Pattern::Group(h)) => g == h,
+            _ => false,
+        }
+    }
+
     fn matches(&self, group: &str, resource: &str) -> bool {
         match self {
             Pattern::All => true,
@@ -285,6 +295,18 @@ impl Pattern {
                 resource: r,
                 group: g,
             } => r == resource && g == group,
+        }
+    }
+}
+
+/// As the configuration writes it (`*.`, `*.apps`, `secrets`).
+impl std::fmt::Display for Pattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Pattern::All => write!(f, "*.*"),
+            Pattern::Group(g) => write!(f, "*.{g}"),
+            Pattern::One { resource, group } if group.is_empty() => write!(f, "{resource}"),
+            Pattern::One { resource, group } => write!(f, "{resource}.{group}"),
         }
     }
 }
@@ -327,7 +349,9 @@ impl EncryptionConfig {
     fn from_value(doc: &Value) -> Result<EncryptionConfig, String> {
         let kind = doc["kind"].as_str().unwrap_or_default();
         let api_version = doc["apiVersion"].as_str().unwrap_or_default();
-        if kind != KIND || api_version != API_VERSION {
+        // upstream still registers the legacy v1 `EncryptionConfig`.
+        let legacy = kind == "EncryptionConfig" && api_version == "v1";
+        if !legacy && (kind != KIND || api_version != API_VERSION) {
             return Err(format!(
                 "no kind {} is registered for version {}",
                 crate::api::go_quote(kind),
@@ -338,10 +362,9 @@ impl EncryptionConfig {
         let empty = Vec::new();
         let entries = doc["resources"].as_array().unwrap_or(&empty);
         if entries.is_empty() {
-            errors.push("resources: Required value: EncryptionConfiguration.Resources must contain at least one resource".into());
+            errors.push("resources: Required value: at least one resources is required".into());
         }
-        let mut rules = Vec::new();
-        let mut seen: HashSet<String> = HashSet::new();
+        let mut rules: Vec<(Vec<Pattern>, Arc<Chain>)> = Vec::new();
         for (i, entry) in entries.iter().enumerate() {
             let at = format!("resources[{i}]");
             let names: Vec<&str> = entry["resources"]
@@ -349,25 +372,34 @@ impl EncryptionConfig {
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
             if names.is_empty() {
-                errors.push(format!("{at}.resources: Required value: EncryptionConfiguration.Resources[].Resources must contain at least one resource"));
+                errors.push(format!(
+                    "{at}.resources: Required value: at least one {at}.resources is required"
+                ));
+            }
+            let listed = || serde_json::to_string(&names).unwrap_or_default();
+            if names.iter().collect::<HashSet<_>>().len() != names.len() {
+                errors.push(format!(
+                    "{at}.resources: Invalid value: {}: the same resource cannot be specified multiple times",
+                    listed()
+                ));
             }
             for (j, name) in names.iter().enumerate() {
-                if !seen.insert(name.to_string()) {
+                if name.chars().any(|c| c.is_ascii_uppercase()) {
                     errors.push(format!(
-                        "{at}.resources[{j}]: Duplicate value: {}",
+                        "{at}.resources[{j}]: Invalid value: {}: resource name should not contain capital letters",
                         crate::api::go_quote(name)
                     ));
-                }
-                if *name != name.to_lowercase() {
+                } else if *name == "*" {
                     errors.push(format!(
-                        "{at}.resources[{j}]: Invalid value: {}: resource name must be lowercase",
-                        crate::api::go_quote(name)
+                        "{at}.resources[{j}]: Invalid value: \"*\": use '*.' to encrypt all the resources from core API group or *.* to encrypt all resources"
                     ));
                 }
             }
             let providers = entry["providers"].as_array().unwrap_or(&empty);
             if providers.is_empty() {
-                errors.push(format!("{at}.providers: Required value: EncryptionConfiguration.Resources[].Providers must contain at least one provider"));
+                errors.push(format!(
+                    "{at}.providers: Required value: at least one {at}.providers is required"
+                ));
             }
             let mut transformers = Vec::new();
             for (j, p) in providers.iter().enumerate() {
@@ -383,17 +415,63 @@ impl EncryptionConfig {
             ));
         }
         if !errors.is_empty() {
-            return Err(format!("[{}]", errors.join(", ")));
+            errors.dedup();
+            return Err(match errors.len() {
+                1 => errors.remove(0),
+                _ => format!("[{}]", errors.join(", ")),
+            });
+        }
+        EncryptionConfig::build(rules)
+    }
+
+    /// upstream's transformer table: a resource named in several entries
+    /// gets their providers one after the other; a name an earlier
+    /// wildcard already covers is an error.
+    fn build(entries: Vec<(Vec<Pattern>, Arc<Chain>)>) -> Result<EncryptionConfig, String> {
+        let mut rules: Vec<(Vec<Pattern>, Arc<Chain>)> = Vec::new();
+        for (i, (patterns, chain)) in entries.iter().enumerate() {
+            for p in patterns {
+                let masked_by = entries[..i]
+                    .iter()
+                    .flat_map(|(ps, _)| ps.iter())
+                    .find(|earlier| *earlier != p && earlier.covers(p));
+                if let Some(earlier) = masked_by {
+                    return Err(format!(
+                        "error while building transformers: resource {} is masked by earlier rule {}",
+                        crate::api::go_quote(&p.to_string()),
+                        crate::api::go_quote(&earlier.to_string())
+                    ));
+                }
+                match rules
+                    .iter_mut()
+                    .find(|(ps, _)| ps.len() == 1 && ps[0] == *p)
+                {
+                    Some((_, existing)) => {
+                        let mut joined = existing.transformers.clone();
+                        joined.extend(chain.transformers.iter().cloned());
+                        *existing = Arc::new(Chain {
+                            transformers: joined,
+                        });
+                    }
+                    None => rules.push((vec![p.clone()], chain.clone())),
+                }
+            }
         }
         Ok(EncryptionConfig { rules })
     }
 
     /// The providers of a resource; `None` when it is stored as it is.
+    /// The resource's own entry wins over `*.<group>`, which wins over `*.*`.
     pub fn chain_for(&self, group: &str, resource: &str) -> Option<&Arc<Chain>> {
-        self.rules
-            .iter()
-            .find(|(patterns, _)| patterns.iter().any(|p| p.matches(group, resource)))
-            .map(|(_, chain)| chain)
+        let find = |want: &dyn Fn(&Pattern) -> bool| {
+            self.rules
+                .iter()
+                .find(|(ps, _)| ps.iter().any(want))
+                .map(|(_, c)| c)
+        };
+        find(&|p| matches!(p, Pattern::One { .. }) && p.matches(group, resource))
+            .or_else(|| find(&|p| matches!(p, Pattern::Group(_)) && p.matches(group, resource)))
+            .or_else(|| find(&|p| *p == Pattern::All))
     }
 }
 
@@ -436,26 +514,19 @@ fn keyed(at: &str, kind: &str, p: &Value) -> Result<Vec<Transformer>, Vec<String
     }
     let mut errors = Vec::new();
     let mut out = Vec::new();
-    let mut names = HashSet::new();
     for (i, k) in keys.iter().enumerate() {
         let at = format!("{at}.keys[{i}]");
         let name = k["name"].as_str().unwrap_or_default();
         let secret = k["secret"].as_str().unwrap_or_default();
         if name.is_empty() {
-            errors.push(format!("{at}.name: Required value: key name is required"));
-        } else if name.contains(':') {
             errors.push(format!(
-                "{at}.name: Invalid value: {}: key name must not contain \":\"",
-                crate::api::go_quote(name)
-            ));
-        } else if !names.insert(name.to_string()) {
-            errors.push(format!(
-                "{at}.name: Duplicate value: {}",
-                crate::api::go_quote(name)
+                "{at}.name: Required value: name is a mandatory field for a key"
             ));
         }
         if secret.is_empty() {
-            errors.push(format!("{at}.secret: Required value: secret is required"));
+            errors.push(format!(
+                "{at}.secret: Required value: secret is a mandatory field for a key"
+            ));
             continue;
         }
         let Ok(bytes) = base64::engine::general_purpose::STANDARD.decode(secret) else {
@@ -798,12 +869,63 @@ mod tests {
             e.contains("more than one provider specified in a single element"),
             "{e}"
         );
-        let e = config("apiVersion: v1\nkind: EncryptionConfig\n")
+        let e = config("apiVersion: v9\nkind: EncryptionConfig\n")
             .err()
             .unwrap_or_default();
         assert!(
             e.contains("no kind \"EncryptionConfig\" is registered"),
             "{e}"
+        );
+        // upstream's legacy kind still reads.
+        let legacy = one("aescbc", B16).replace(
+            "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration",
+            "apiVersion: v1\nkind: EncryptionConfig",
+        );
+        assert!(config(&legacy).is_ok());
+        let head = "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\n";
+        let e = config(&format!("{head}resources: []\n"))
+            .err()
+            .unwrap_or_default();
+        assert_eq!(
+            e,
+            "resources: Required value: at least one resources is required"
+        );
+        let e = config(&format!(
+            "{head}resources:\n- resources: [Secrets, secrets, secrets]\n  providers: [{{identity: {{}}}}]\n"
+        ))
+        .err()
+        .unwrap_or_default();
+        assert_eq!(
+            e,
+            "[resources[0].resources: Invalid value: [\"Secrets\",\"secrets\",\"secrets\"]: the same resource cannot be specified multiple times, resources[0].resources[0]: Invalid value: \"Secrets\": resource name should not contain capital letters]"
+        );
+    }
+
+    #[test]
+    fn entries_for_one_resource_join_and_wildcards_mask_later_names() {
+        let head = "apiVersion: apiserver.config.k8s.io/v1\nkind: EncryptionConfiguration\n";
+        let two = format!(
+            "{head}resources:\n- resources: [secrets]\n  providers: [{{secretbox: {{keys: [{{name: a, secret: {B32}}}]}}}}]\n- resources: [secrets, '*.*']\n  providers: [{{aescbc: {{keys: [{{name: b, secret: {B16}}}]}}}}]\n"
+        );
+        let c = config(&two).expect("config");
+        let secrets = c.chain_for("", "secrets").expect("secrets");
+        let old = c
+            .chain_for("apps", "deployments")
+            .expect("*.*")
+            .encrypt("/k", b"v")
+            .expect("encrypt");
+        // secretbox writes; the second entry's aescbc key still reads.
+        assert!(secrets
+            .encrypt("/k", b"v")
+            .expect("enc")
+            .starts_with(b"k8s:enc:secretbox:v1:a:"));
+        assert!(secrets.decrypt("/k", &old).expect("reads").stale);
+        let masked = format!(
+            "{head}resources:\n- resources: ['*.']\n  providers: [{{identity: {{}}}}]\n- resources: [secrets]\n  providers: [{{identity: {{}}}}]\n"
+        );
+        assert_eq!(
+            config(&masked).err().unwrap_or_default(),
+            "error while building transformers: resource \"secrets\" is masked by earlier rule \"*.\""
         );
     }
 }
