@@ -95,7 +95,7 @@ impl TlsPolicy {
             if GO_TLS13_SUITES.contains(&canonical) {
                 continue;
             }
-            match offered.iter().find(|s| format!("{s:?}") == canonical) {
+            match offered.iter().find(|s| s.as_str() == Some(canonical)) {
                 Some(s) => tls12_suites.push(*s),
                 None if GO_OTHER_SUITES.contains(&canonical) => {
                     return Err(format!(
