@@ -11,44 +11,26 @@ use std::sync::{Arc, Mutex};
 use common::{run, Kapi};
 use serde_json::{json, Value};
 
-/// Allows alice to list pods, denies secrets outright, no opinion otherwise.
+/// Allows alice to list pods and manage roles, denies secrets outright,
+/// no opinion otherwise.
 async fn webhook() -> (String, Arc<Mutex<Vec<Value>>>) {
-    use axum::{routing::post, Json, Router};
-    let got = Arc::new(Mutex::new(Vec::new()));
-    let seen = got.clone();
-    let app = Router::new().route(
-        "/authorize",
-        post(move |Json(review): Json<Value>| {
-            let seen = seen.clone();
-            async move {
-                let ra = review["spec"]["resourceAttributes"].clone();
-                let alice = review["spec"]["user"] == "alice";
-                let status = if alice && ra["resource"] == "pods" && ra["verb"] == "list" {
-                    json!({"allowed": true, "reason": "alice lists pods"})
-                } else if alice
-                    && ra["resource"] == "roles"
-                    && (ra["verb"] == "create" || ra["verb"] == "escalate")
-                {
-                    json!({"allowed": true, "reason": "alice manages roles"})
-                } else if ra["resource"] == "secrets" {
-                    json!({"allowed": false, "denied": true, "reason": "no secrets here"})
-                } else {
-                    json!({"allowed": false})
-                };
-                let api_version = review["apiVersion"].clone();
-                seen.lock().expect("lock").push(review);
-                Json(json!({"apiVersion": api_version, "kind": "SubjectAccessReview", "status": status}))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}/authorize", listener.local_addr().expect("addr"));
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (url, got)
+    common::http::review_webhook("/authorize", |review| {
+        let ra = &review["spec"]["resourceAttributes"];
+        let alice = review["spec"]["user"] == "alice";
+        if alice && ra["resource"] == "pods" && ra["verb"] == "list" {
+            json!({"allowed": true, "reason": "alice lists pods"})
+        } else if alice
+            && ra["resource"] == "roles"
+            && (ra["verb"] == "create" || ra["verb"] == "escalate")
+        {
+            json!({"allowed": true, "reason": "alice manages roles"})
+        } else if ra["resource"] == "secrets" {
+            json!({"allowed": false, "denied": true, "reason": "no secrets here"})
+        } else {
+            json!({"allowed": false})
+        }
+    })
+    .await
 }
 
 fn files(dir: &std::path::Path, server: &str) -> (String, String) {

@@ -12,38 +12,15 @@ use serde_json::{json, Value};
 /// A token webhook: `good-token` is alice (group devs), anything else is
 /// refused. Keeps every review it got.
 async fn webhook() -> (String, Arc<Mutex<Vec<Value>>>) {
-    use axum::{routing::post, Json, Router};
-    let got = Arc::new(Mutex::new(Vec::new()));
-    let seen = got.clone();
-    let app = Router::new().route(
-        "/authenticate",
-        post(move |Json(review): Json<Value>| {
-            let seen = seen.clone();
-            async move {
-                let good = review["spec"]["token"] == "good-token";
-                let api_version = review["apiVersion"].clone();
-                seen.lock().expect("lock").push(review);
-                let status = if good {
-                    json!({"authenticated": true, "user": {"username": "alice", "uid": "a-1",
-                        "groups": ["devs"], "extra": {"team": ["blue"]}}})
-                } else {
-                    json!({"authenticated": false, "error": "unknown token"})
-                };
-                Json(json!({"apiVersion": api_version, "kind": "TokenReview", "status": status}))
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!(
-        "http://{}/authenticate",
-        listener.local_addr().expect("addr")
-    );
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
-    });
-    (url, got)
+    common::http::review_webhook("/authenticate", |review| {
+        if review["spec"]["token"] == "good-token" {
+            json!({"authenticated": true, "user": {"username": "alice", "uid": "a-1",
+                "groups": ["devs"], "extra": {"team": ["blue"]}}})
+        } else {
+            json!({"authenticated": false, "error": "unknown token"})
+        }
+    })
+    .await
 }
 
 fn kubeconfig(dir: &std::path::Path, server: &str) -> String {

@@ -41,3 +41,38 @@ pub async fn merge_patch(c: &reqwest::Client, url: &str, body: Value) -> (u16, V
         .expect("patch");
     answer(resp).await
 }
+
+/// A review webhook on 127.0.0.1 (TokenReview, SubjectAccessReview, ...):
+/// each POST to `path` is kept and answered with the same apiVersion and
+/// kind, and `answer(review)` as its status. Runs on the caller's runtime.
+pub async fn review_webhook<F>(
+    path: &'static str,
+    answer: F,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>)
+where
+    F: Fn(&Value) -> Value + Clone + Send + Sync + 'static,
+{
+    use axum::{routing::post, Json, Router};
+    let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = got.clone();
+    let app = Router::new().route(
+        path,
+        post(move |Json(review): Json<Value>| {
+            let (seen, answer) = (seen.clone(), answer.clone());
+            async move {
+                let reply = serde_json::json!({"apiVersion": review["apiVersion"],
+                    "kind": review["kind"], "status": answer(&review)});
+                seen.lock().expect("lock").push(review);
+                Json(reply)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}{path}", listener.local_addr().expect("addr"));
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    (url, got)
+}
