@@ -94,6 +94,14 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l authorization-webhoo
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l authorization-webhook-cache-unauthorized-ttl -d 'How long the webhook\'s other answers are kept (Go duration)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l tls-min-version -d 'Lowest TLS version served: VersionTLS12 (default) or VersionTLS13' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l tls-cipher-suites -d 'TLS 1.2 cipher suites allowed, by Go\'s names, comma separated (TLS 1.3\'s are not configurable)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-client-ca-file -d 'CA of authenticating front proxies, which name their user in request headers (default: kapi\'s own front-proxy CA, X-Remote-* headers)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-allowed-names -d 'Common names a front proxy\'s certificate may have, comma separated; empty allows any' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-username-headers -d 'Request headers naming the user (X-Remote-User is suggested)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-uid-headers -d 'Request headers naming the user\'s UID (X-Remote-Uid is suggested)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-group-headers -d 'Request headers naming the user\'s groups (X-Remote-Group is suggested)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-extra-headers-prefix -d 'Request header prefixes of the user\'s extra values (X-Remote-Extra- is suggested)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l proxy-client-cert-file -d 'Client certificate the aggregator presents to aggregated API servers (default: kapi\'s front-proxy-client)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l proxy-client-key-file -d 'Key of --proxy-client-cert-file' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
 json\t''"

@@ -85,6 +85,14 @@ _arguments "${_arguments_options[@]}" : \
 '--authorization-webhook-cache-unauthorized-ttl=[How long the webhook'\''s other answers are kept (Go duration)]:DURATION:_default' \
 '--tls-min-version=[Lowest TLS version served\: VersionTLS12 (default) or VersionTLS13]:VERSION:_default' \
 '*--tls-cipher-suites=[TLS 1.2 cipher suites allowed, by Go'\''s names, comma separated (TLS 1.3'\''s are not configurable)]:SUITES:_default' \
+'--requestheader-client-ca-file=[CA of authenticating front proxies, which name their user in request headers (default\: kapi'\''s own front-proxy CA, X-Remote-* headers)]:FILE:_files' \
+'*--requestheader-allowed-names=[Common names a front proxy'\''s certificate may have, comma separated; empty allows any]:NAMES:_default' \
+'*--requestheader-username-headers=[Request headers naming the user (X-Remote-User is suggested)]:HEADERS:_default' \
+'*--requestheader-uid-headers=[Request headers naming the user'\''s UID (X-Remote-Uid is suggested)]:HEADERS:_default' \
+'*--requestheader-group-headers=[Request headers naming the user'\''s groups (X-Remote-Group is suggested)]:HEADERS:_default' \
+'*--requestheader-extra-headers-prefix=[Request header prefixes of the user'\''s extra values (X-Remote-Extra- is suggested)]:PREFIXES:_default' \
+'--proxy-client-cert-file=[Client certificate the aggregator presents to aggregated API servers (default\: kapi'\''s front-proxy-client)]:FILE:_files' \
+'--proxy-client-key-file=[Key of --proxy-client-cert-file]:FILE:_files' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \

@@ -141,7 +141,8 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     };
     obs.done("certificates", &detail);
 
-    let tls = tls_serving(&cfg, &pki)?;
+    let trust = client_trust(&cfg, &pki)?;
+    let tls = tls_serving(&cfg, &pki, &trust)?;
     let tokens = cfg
         .token_auth_file
         .as_deref()
@@ -167,7 +168,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             catalog.hide(&r.group, &r.version, &r.plural);
         }
     }
-    for w in &cfg.runtime_config.warnings {
+    for w in cfg.runtime_config.warnings.iter().chain(&cfg.warnings) {
         tracing::warn!("{w}");
     }
     let registries = Registries::new(catalog.clone(), cachers.clone(), cfg.storage_prefix.clone());
@@ -191,7 +192,8 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     };
     let token_issuer = Arc::new(service_account_tokens(&cfg, &pki)?);
     let mut authenticator = Authenticator::new(tokens, cfg.anonymous_auth)
-        .with_service_accounts(token_issuer.clone(), registries.clone());
+        .with_service_accounts(token_issuer.clone(), registries.clone())
+        .with_request_headers(trust.front_proxy.headers.clone());
     if let Some((kubeconfig, version, ttl)) = &cfg.token_webhook {
         let webhook = crate::auth::token_webhook::TokenWebhook::connect(
             kubeconfig,
@@ -400,10 +402,19 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         crate::auth::bootstrap_policy::ensure(&rbac_registries, &hook_index).await
     });
     // The aggregator: its proxy to aggregated API servers and its controllers.
-    let front_proxy_identity = format!(
-        "{}\n{}",
-        pki.front_proxy_client.cert_pem, pki.front_proxy_client.key_pem
-    );
+    let front_proxy_identity = match &cfg.proxy_client {
+        Some((cert, key)) => format!(
+            "{}\n{}",
+            std::fs::read_to_string(cert)
+                .with_context(|| format!("--proxy-client-cert-file {}", cert.display()))?,
+            std::fs::read_to_string(key)
+                .with_context(|| format!("--proxy-client-key-file {}", key.display()))?
+        ),
+        None => format!(
+            "{}\n{}",
+            pki.front_proxy_client.cert_pem, pki.front_proxy_client.key_pem
+        ),
+    };
     let proxy = Arc::new(aggregator::proxy::Proxy::new(
         registries.clone(),
         Some(front_proxy_identity.into_bytes()),
@@ -416,7 +427,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         &registries,
         &proxy,
         &autoregister,
-        &pki,
+        &trust,
         &background,
         &informers,
     );
@@ -982,22 +993,59 @@ fn service_account_tokens(
     .map_err(|e| anyhow::anyhow!(e))
 }
 
-fn tls_serving(cfg: &CompletedConfig, pki: &Pki) -> anyhow::Result<TlsServing> {
-    let mut client_cas = vec![pki.ca.cert_pem.clone()];
+/// Whom kapi trusts for client certificates: its own CA and
+/// `--client-ca-file` for users, and a front-proxy CA (the caller's
+/// `--requestheader-client-ca-file`, else kapi's own) for proxies.
+struct ClientTrust {
+    client_ca_bundle: String,
+    front_proxy: crate::auth::request_header::Trust,
+}
+
+fn client_trust(cfg: &CompletedConfig, pki: &Pki) -> anyhow::Result<ClientTrust> {
+    let mut client_ca_bundle = pki.ca.cert_pem.clone();
     if let Some(f) = &cfg.client_ca_file {
-        client_cas.push(
-            std::fs::read_to_string(f)
-                .with_context(|| format!("--client-ca-file {}", f.display()))?,
-        );
+        let pem = std::fs::read_to_string(f)
+            .with_context(|| format!("--client-ca-file {}", f.display()))?;
+        if !client_ca_bundle.ends_with('\n') {
+            client_ca_bundle.push('\n');
+        }
+        client_ca_bundle.push_str(&pem);
     }
-    let refs: Vec<&str> = client_cas.iter().map(String::as_str).collect();
-    // Requests kapi itself makes as a front proxy (and any other holder of
-    // a front-proxy-client certificate) name their user in X-Remote-* headers.
-    let client_ca = ClientCertAuthority::new(&refs)
+    let front_proxy = match &cfg.request_header {
+        Some(s) => crate::auth::request_header::Trust {
+            ca_pem: std::fs::read_to_string(&s.client_ca_file).with_context(|| {
+                format!(
+                    "--requestheader-client-ca-file {}",
+                    s.client_ca_file.display()
+                )
+            })?,
+            allowed_names: s.allowed_names.clone(),
+            headers: s.headers.clone(),
+        },
+        // Requests kapi itself makes as a front proxy name their user in
+        // X-Remote-* headers.
+        None => crate::auth::request_header::Trust {
+            ca_pem: pki.front_proxy_ca.cert_pem.clone(),
+            allowed_names: vec![aggregator::authentication_info::FRONT_PROXY_CLIENT.to_string()],
+            headers: crate::auth::request_header::HeaderNames::standard().clone(),
+        },
+    };
+    Ok(ClientTrust {
+        client_ca_bundle,
+        front_proxy,
+    })
+}
+
+fn tls_serving(
+    cfg: &CompletedConfig,
+    pki: &Pki,
+    trust: &ClientTrust,
+) -> anyhow::Result<TlsServing> {
+    let client_ca = ClientCertAuthority::new(&[&trust.client_ca_bundle])
         .and_then(|ca| {
             ca.with_front_proxy(
-                &pki.front_proxy_ca.cert_pem,
-                vec![aggregator::authentication_info::FRONT_PROXY_CLIENT.to_string()],
+                &trust.front_proxy.ca_pem,
+                trust.front_proxy.allowed_names.clone(),
             )
         })
         .map_err(|e| anyhow::anyhow!("client CA: {e}"))?;
@@ -1060,13 +1108,12 @@ fn add_aggregator_hooks(
     registries: &Registries,
     proxy: &Arc<aggregator::proxy::Proxy>,
     autoregister: &Arc<aggregator::autoregister::AutoRegister>,
-    pki: &Pki,
+    trust: &ClientTrust,
     background: &CancellationToken,
     informers: &crate::informers::Informers,
 ) {
     let (i, stop) = (informers.clone(), background.child_token());
-    let trust =
-        aggregator::authentication_info::data(&pki.ca.cert_pem, &pki.front_proxy_ca.cert_pem);
+    let trust = aggregator::authentication_info::data(&trust.client_ca_bundle, &trust.front_proxy);
     hooks.add(
         "start-cluster-authentication-info-controller",
         move || async move {

@@ -82,14 +82,29 @@ impl Drop for Proc {
     }
 }
 
-/// `kapi sample-apiserver` trusting `k`'s front-proxy CA.
+/// `kapi sample-apiserver` trusting a front-proxy CA.
 struct Sample {
     proc: Proc,
     port: u16,
     ca: PathBuf,
 }
 
+/// A sample server trusting `k`'s own front-proxy CA.
 fn start_sample(k: &Kapi, cert_dir: &Path, port: u16) -> Sample {
+    start_sample_trusting(
+        &k.data_dir.join("pki").join("front-proxy-ca.crt"),
+        "front-proxy-client",
+        cert_dir,
+        port,
+    )
+}
+
+fn start_sample_trusting(
+    front_proxy_ca: &Path,
+    allowed_name: &str,
+    cert_dir: &Path,
+    port: u16,
+) -> Sample {
     let proc = Proc::spawn(
         Command::new(kapi_bin())
             .args([
@@ -100,7 +115,8 @@ fn start_sample(k: &Kapi, cert_dir: &Path, port: u16) -> Sample {
             ])
             .arg(cert_dir)
             .arg("--requestheader-client-ca-file")
-            .arg(k.data_dir.join("pki").join("front-proxy-ca.crt")),
+            .arg(front_proxy_ca)
+            .arg(format!("--requestheader-allowed-names={allowed_name}")),
     );
     let serving = proc.wait_for_line(
         "the sample server to listen",
@@ -135,6 +151,27 @@ fn available(v: &Value) -> Option<Value> {
         .cloned()
 }
 
+/// `kapi apiservice register` for a sample server on `port`, waiting for Available.
+fn register(k: &Kapi, port: u16, ca: &Path, timeout: &str) -> (bool, String, String) {
+    kapi_cli(
+        k,
+        &[
+            "apiservice",
+            "register",
+            "--group",
+            GROUP,
+            "--version",
+            "v1alpha1",
+            "--url",
+            &format!("https://127.0.0.1:{port}"),
+            "--ca-file",
+            ca.to_str().expect("utf-8 path"),
+            "--timeout",
+            timeout,
+        ],
+    )
+}
+
 fn kapi_cli(k: &Kapi, args: &[&str]) -> (bool, String, String) {
     run(Command::new(kapi_bin())
         .args(args)
@@ -159,23 +196,7 @@ fn an_aggregated_api_server_behind_kapi() {
     let sample = start_sample(&k, certs.path(), 0);
 
     // Registered: a Service for the server, the APIService, Available.
-    let (ok, out, err) = kapi_cli(
-        &k,
-        &[
-            "apiservice",
-            "register",
-            "--group",
-            GROUP,
-            "--version",
-            "v1alpha1",
-            "--url",
-            &format!("https://127.0.0.1:{}", sample.port),
-            "--ca-file",
-            sample.ca.to_str().expect("utf-8 path"),
-            "--timeout",
-            "30s",
-        ],
-    );
+    let (ok, out, err) = register(&k, sample.port, &sample.ca, "30s");
     assert!(ok, "{out}\n{err}");
     assert!(
         out.contains("apiservice.apiregistration.k8s.io/v1alpha1.wardle.example.com created")
@@ -346,23 +367,7 @@ fn an_aggregated_api_server_behind_kapi() {
         .and_then(|l| l.local_addr())
         .expect("a free port")
         .port();
-    let (ok, out, err) = kapi_cli(
-        &k,
-        &[
-            "apiservice",
-            "register",
-            "--group",
-            GROUP,
-            "--version",
-            "v1alpha1",
-            "--url",
-            &format!("https://127.0.0.1:{dead}"),
-            "--ca-file",
-            sample.ca.to_str().expect("utf-8 path"),
-            "--timeout",
-            "5s",
-        ],
-    );
+    let (ok, out, err) = register(&k, dead, &sample.ca, "5s");
     assert!(!ok, "{out}");
     assert!(!out.contains("Available: True"), "{out}");
     assert!(err.contains("is not Available after 5s"), "{err}");
@@ -435,23 +440,7 @@ fn local_api_services_follow_built_ins_and_crds() {
     );
 
     // The front-proxy trust is published as upstream publishes it.
-    let cm: Value = eventually(
-        "extension-apiserver-authentication",
-        Duration::from_secs(20),
-        || {
-            let (ok, out, _) = run(k.kubectl().args([
-                "-n",
-                "kube-system",
-                "get",
-                "configmap",
-                "extension-apiserver-authentication",
-                "-o",
-                "json",
-            ]));
-            ok.then(|| serde_json::from_str(&out).ok()).flatten()
-        },
-    );
-    let data = &cm["data"];
+    let data = &published_trust(&k);
     assert_eq!(
         data["requestheader-allowed-names"],
         r#"["front-proxy-client"]"#
@@ -513,12 +502,31 @@ spec:
     );
 }
 
+/// A SelfSubjectReview sent by `client` with `headers`: the status code
+/// and, when it was answered, who the server took the sender for.
+async fn self_subject_review(
+    k: &Kapi,
+    client: &reqwest::Client,
+    headers: &[(&str, &str)],
+) -> (u16, Value) {
+    let review =
+        serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
+    let mut req = client.post(format!(
+        "{}/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        k.url
+    ));
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let r = req.json(&review).send().await.expect("post");
+    let code = r.status().as_u16();
+    let v: Value = r.json().await.expect("json");
+    (code, v["status"]["userInfo"].clone())
+}
+
 #[test]
 fn kapi_trusts_user_headers_only_from_its_front_proxy() {
     let k = Kapi::start(&[]);
-    let review =
-        serde_json::json!({"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"});
-    let url = format!("{}/apis/authentication.k8s.io/v1/selfsubjectreviews", k.url);
     runtime().block_on(async {
         let front = format!(
             "{}{}",
@@ -526,19 +534,18 @@ fn kapi_trusts_user_headers_only_from_its_front_proxy() {
             k.pki("front-proxy-client.key")
         );
         let proxy = k.client_with(Some(front.as_bytes()));
-        let r = proxy
-            .post(&url)
-            .header("X-Remote-User", "alice")
-            .header("X-Remote-Group", "devs")
-            .header("X-Remote-Group", "system:masters")
-            .header("X-Remote-Extra-Scopes", "read")
-            .json(&review)
-            .send()
-            .await
-            .expect("post");
-        assert_eq!(r.status(), 201);
-        let v: Value = r.json().await.expect("json");
-        let info = &v["status"]["userInfo"];
+        let (code, info) = self_subject_review(
+            &k,
+            &proxy,
+            &[
+                ("X-Remote-User", "alice"),
+                ("X-Remote-Group", "devs"),
+                ("X-Remote-Group", "system:masters"),
+                ("X-Remote-Extra-Scopes", "read"),
+            ],
+        )
+        .await;
+        assert_eq!(code, 201);
         assert_eq!(info["username"], "alice");
         assert_eq!(
             info["groups"],
@@ -546,19 +553,12 @@ fn kapi_trusts_user_headers_only_from_its_front_proxy() {
         );
         assert_eq!(info["extra"]["scopes"], serde_json::json!(["read"]));
         // The proxy's certificate names nobody by itself.
-        let r = proxy.post(&url).json(&review).send().await.expect("post");
-        assert_eq!(r.status(), 401);
+        let (code, _) = self_subject_review(&k, &proxy, &[]).await;
+        assert_eq!(code, 401);
         // Anyone else's X-Remote-User is just a header.
-        let r = k
-            .admin_client()
-            .post(&url)
-            .header("X-Remote-User", "alice")
-            .json(&review)
-            .send()
-            .await
-            .expect("post");
-        let v: Value = r.json().await.expect("json");
-        assert_eq!(v["status"]["userInfo"]["username"], "kubernetes-admin");
+        let (_, info) =
+            self_subject_review(&k, &k.admin_client(), &[("X-Remote-User", "alice")]).await;
+        assert_eq!(info["username"], "kubernetes-admin");
     });
 }
 
@@ -592,4 +592,169 @@ fn register_dry_run_prints_the_manifests() {
     assert_eq!(docs[2]["metadata"]["name"], "v1beta1.metrics.example.com");
     assert_eq!(docs[2]["spec"]["insecureSkipTLSVerify"], true);
     assert_eq!(docs[2]["spec"]["service"]["name"], "metrics-example-com");
+}
+
+/// The extension-apiserver-authentication ConfigMap's data, once written.
+fn published_trust(k: &Kapi) -> Value {
+    let cm: Value = eventually(
+        "extension-apiserver-authentication",
+        Duration::from_secs(20),
+        || {
+            let (ok, out, _) = run(k.kubectl().args([
+                "-n",
+                "kube-system",
+                "get",
+                "configmap",
+                "extension-apiserver-authentication",
+                "-o",
+                "json",
+            ]));
+            ok.then(|| serde_json::from_str(&out).ok()).flatten()
+        },
+    );
+    cm["data"].clone()
+}
+
+#[test]
+fn a_callers_requestheader_flags_decide_which_proxies_name_users_and_how() {
+    let pki = tempfile::tempdir().expect("tmp");
+    let ca = common::pki::Ca::new("my-front-proxy-ca");
+    let ca_file = pki.path().join("front-proxy-ca.crt");
+    std::fs::write(&ca_file, &ca.cert_pem).expect("write");
+    let k = Kapi::start(&[
+        "--requestheader-client-ca-file",
+        ca_file.to_str().expect("utf-8"),
+        "--requestheader-allowed-names=my-proxy",
+        "--requestheader-username-headers=X-Proxy-User",
+        "--requestheader-uid-headers=X-Proxy-Uid",
+        "--requestheader-group-headers=X-Proxy-Group,X-Proxy-Team",
+        "--requestheader-extra-headers-prefix=X-Proxy-Extra-",
+    ]);
+    let identity = |(cert, key): (String, String)| format!("{cert}{key}");
+    let mine = identity(ca.client("my-proxy", &[]));
+    let other = identity(ca.client("other-proxy", &[]));
+    let kapis_own = format!(
+        "{}{}",
+        k.pki("front-proxy-client.crt"),
+        k.pki("front-proxy-client.key")
+    );
+    runtime().block_on(async {
+        let proxy = k.client_with(Some(mine.as_bytes()));
+        let (code, info) = self_subject_review(
+            &k,
+            &proxy,
+            &[
+                ("X-Proxy-User", "alice"),
+                ("X-Proxy-Uid", "42"),
+                ("X-Proxy-Group", "devs"),
+                ("X-Proxy-Team", "blue"),
+                ("X-Proxy-Extra-Scopes.example.com%2Fa", "read"),
+            ],
+        )
+        .await;
+        assert_eq!(code, 201);
+        assert_eq!(info["username"], "alice");
+        assert_eq!(info["uid"], "42");
+        assert_eq!(
+            info["groups"],
+            serde_json::json!(["devs", "blue", "system:authenticated"])
+        );
+        assert_eq!(
+            info["extra"]["scopes.example.com/a"],
+            serde_json::json!(["read"])
+        );
+        // The standard names are not the ones configured: no user.
+        let (code, _) = self_subject_review(&k, &proxy, &[("X-Remote-User", "bob")]).await;
+        assert_eq!(code, 401);
+        // The right CA but a name not allowed, and kapi's own front-proxy
+        // pair (its CA replaced by the caller's): neither names anyone.
+        for (who, pem, header) in [
+            ("other-proxy", &other, "X-Proxy-User"),
+            ("kapi's front-proxy-client", &kapis_own, "X-Remote-User"),
+        ] {
+            let client = k.client_with(Some(pem.as_bytes()));
+            let headers = [(header, "mallory"), ("X-Proxy-Group", "system:masters")];
+            let (code, _) = self_subject_review(&k, &client, &headers).await;
+            assert_eq!(code, 401, "{who}");
+        }
+    });
+    // Published for aggregated servers as given.
+    let data = published_trust(&k);
+    assert_eq!(data["requestheader-client-ca-file"], ca.cert_pem.as_str());
+    assert_eq!(data["requestheader-allowed-names"], r#"["my-proxy"]"#);
+    assert_eq!(
+        data["requestheader-username-headers"],
+        r#"["X-Proxy-User"]"#
+    );
+    assert_eq!(data["requestheader-uid-headers"], r#"["X-Proxy-Uid"]"#);
+    assert_eq!(
+        data["requestheader-group-headers"],
+        r#"["X-Proxy-Group","X-Proxy-Team"]"#
+    );
+    assert_eq!(
+        data["requestheader-extra-headers-prefix"],
+        r#"["X-Proxy-Extra-"]"#
+    );
+}
+
+#[test]
+fn a_blank_requestheader_name_is_refused_as_upstream_refuses_it() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (ok, _, err) = run(Command::new(kapi_bin())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir.path())
+        .arg("--requestheader-group-headers=X-Remote-Group, "));
+    assert!(!ok);
+    assert!(
+        err.contains(
+            r#"invalid value for --requestheader-group-headers: empty value in "requestheader-group-headers""#
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_aggregator_presents_the_proxy_client_certificate_it_is_given() {
+    let pki = tempfile::tempdir().expect("tmp");
+    let ca = common::pki::Ca::new("my-front-proxy-ca");
+    let ca_file = pki.path().join("front-proxy-ca.crt");
+    std::fs::write(&ca_file, &ca.cert_pem).expect("write");
+    let (cert, key) = ca.client("my-aggregator", &[]);
+    let (cert_file, key_file) = (pki.path().join("proxy.crt"), pki.path().join("proxy.key"));
+    std::fs::write(&cert_file, cert).expect("write");
+    std::fs::write(&key_file, key).expect("write");
+    // kubeadm's command line, with the caller's front-proxy PKI.
+    let k = Kapi::start(&[
+        "--requestheader-client-ca-file",
+        ca_file.to_str().expect("utf-8"),
+        "--requestheader-allowed-names=my-aggregator",
+        "--requestheader-username-headers=X-Remote-User",
+        "--requestheader-group-headers=X-Remote-Group",
+        "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+        "--proxy-client-cert-file",
+        cert_file.to_str().expect("utf-8"),
+        "--proxy-client-key-file",
+        key_file.to_str().expect("utf-8"),
+    ]);
+    // The sample server reads the trust as kapi published it.
+    let data = published_trust(&k);
+    assert_eq!(data["requestheader-client-ca-file"], ca.cert_pem.as_str());
+    assert_eq!(data["requestheader-allowed-names"], r#"["my-aggregator"]"#);
+    let certs = tempfile::tempdir().expect("tempdir");
+    let sample = start_sample_trusting(&ca_file, "my-aggregator", certs.path(), 0);
+    let (ok, out, err) = register(&k, sample.port, &sample.ca, "30s");
+    assert!(ok, "{out}\n{err}");
+    // Through kapi, kubectl's user reaches the server: kapi presented the
+    // caller's certificate, the only one the sample server trusts.
+    let (ok, out, err) = k.kubectl_stdin(&["create", "-f", "-"], FLUNDER);
+    assert!(ok, "{out}\n{err}\n{}", sample.proc.output());
+    let (ok, out, err) = run(k
+        .kubectl()
+        .args(["get", "flunder", "my-flunder", "-o", "json"]));
+    assert!(ok, "{err}");
+    let f: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        f["metadata"]["annotations"]["wardle.example.com/created-by"],
+        "kubernetes-admin"
+    );
 }

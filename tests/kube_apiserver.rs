@@ -12,60 +12,22 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, Issuer, KeyPair, SanType};
+use common::pki::Ca;
 use serde_json::{json, Value};
-
-/// A self-signed CA as envtest's TinyCA makes it.
-fn tiny_ca() -> (String, KeyPair) {
-    let key = KeyPair::generate().expect("key");
-    let mut p = CertificateParams::new(vec!["envtest-environment".into()]).expect("params");
-    p.distinguished_name
-        .push(DnType::CommonName, "envtest-environment");
-    p.distinguished_name
-        .push(DnType::OrganizationName, "envtest");
-    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let cert = p.self_signed(&key).expect("ca");
-    (cert.pem(), key)
-}
-
-fn leaf(ca: &(String, KeyPair), cn: &str, orgs: &[&str], server: bool) -> (String, String) {
-    let key = KeyPair::generate().expect("key");
-    let mut p = CertificateParams::new(Vec::<String>::new()).expect("params");
-    p.distinguished_name.push(DnType::CommonName, cn);
-    for o in orgs {
-        p.distinguished_name.push(DnType::OrganizationName, *o);
-    }
-    if server {
-        p.subject_alt_names = vec![
-            SanType::DnsName("localhost".try_into().expect("dns")),
-            SanType::IpAddress("127.0.0.1".parse().expect("ip")),
-        ];
-        p.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
-    } else {
-        p.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
-    }
-    let issuer = Issuer::from_ca_cert_pem(
-        &ca.0,
-        KeyPair::from_pem(&ca.1.serialize_pem()).expect("ca key"),
-    )
-    .expect("issuer");
-    let cert = p.signed_by(&key, &issuer).expect("leaf");
-    (cert.pem(), key.serialize_pem())
-}
 
 /// envtest's certificate directory; returns the serving CA and the admin pair.
 fn envtest_cert_dir(dir: &Path) -> (String, (String, String)) {
-    let serving_ca = tiny_ca();
-    let (crt, key) = leaf(&serving_ca, "localhost", &["envtest"], true);
+    let serving_ca = Ca::new("envtest-environment");
+    let (crt, key) = serving_ca.serving("localhost");
     std::fs::write(dir.join("apiserver.crt"), crt).expect("write");
     std::fs::write(dir.join("apiserver.key"), key).expect("write");
-    let sa = tiny_ca();
-    std::fs::write(dir.join("sa-signer.crt"), &sa.0).expect("write");
-    std::fs::write(dir.join("sa-signer.key"), sa.1.serialize_pem()).expect("write");
-    let client_ca = tiny_ca();
-    std::fs::write(dir.join("client-cert-auth-ca.crt"), &client_ca.0).expect("write");
-    let admin = leaf(&client_ca, "admin", &["system:masters"], false);
-    (serving_ca.0, admin)
+    let sa = Ca::new("envtest-environment");
+    std::fs::write(dir.join("sa-signer.crt"), &sa.cert_pem).expect("write");
+    std::fs::write(dir.join("sa-signer.key"), sa.key_pem()).expect("write");
+    let client_ca = Ca::new("envtest-environment");
+    std::fs::write(dir.join("client-cert-auth-ca.crt"), &client_ca.cert_pem).expect("write");
+    let admin = client_ca.client("admin", &["system:masters"]);
+    (serving_ca.cert_pem, admin)
 }
 
 fn free_port() -> u16 {

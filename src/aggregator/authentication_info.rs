@@ -11,9 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::authenticator::{
-    REMOTE_EXTRA_PREFIX, REMOTE_GROUP_HEADER, REMOTE_UID_HEADER, REMOTE_USER_HEADER,
-};
+use crate::auth::request_header::Trust;
 use crate::informers::{Informers, Wakeup};
 use crate::registry::{Registries, WriteOptions};
 
@@ -25,33 +23,25 @@ pub const FRONT_PROXY_CLIENT: &str = "front-proxy-client";
 const RESYNC: Duration = Duration::from_secs(60);
 
 /// The ConfigMap's data, as kube-apiserver writes it (lists as JSON arrays).
-pub fn data(client_ca_pem: &str, front_proxy_ca_pem: &str) -> BTreeMap<String, String> {
-    let list = |items: &[&str]| json!(items).to_string();
+pub fn data(client_ca_pem: &str, front_proxy: &Trust) -> BTreeMap<String, String> {
+    let list = |items: &[String]| json!(items).to_string();
+    let h = &front_proxy.headers;
     BTreeMap::from([
         ("client-ca-file".into(), client_ca_pem.to_string()),
         (
             "requestheader-client-ca-file".into(),
-            front_proxy_ca_pem.to_string(),
+            front_proxy.ca_pem.clone(),
         ),
         (
             "requestheader-allowed-names".into(),
-            list(&[FRONT_PROXY_CLIENT]),
+            list(&front_proxy.allowed_names),
         ),
-        (
-            "requestheader-username-headers".into(),
-            list(&[REMOTE_USER_HEADER]),
-        ),
-        (
-            "requestheader-uid-headers".into(),
-            list(&[REMOTE_UID_HEADER]),
-        ),
-        (
-            "requestheader-group-headers".into(),
-            list(&[REMOTE_GROUP_HEADER]),
-        ),
+        ("requestheader-username-headers".into(), list(&h.username)),
+        ("requestheader-uid-headers".into(), list(&h.uid)),
+        ("requestheader-group-headers".into(), list(&h.group)),
         (
             "requestheader-extra-headers-prefix".into(),
-            list(&[REMOTE_EXTRA_PREFIX]),
+            list(&h.extra_prefixes),
         ),
     ])
 }
@@ -132,7 +122,12 @@ pub async fn run(informers: Informers, want: BTreeMap<String, String>, stop: Can
 mod tests {
     #[test]
     fn data_as_upstream_publishes_it() {
-        let d = super::data("CA", "FP");
+        let trust = crate::auth::request_header::Trust {
+            ca_pem: "FP".into(),
+            allowed_names: vec![super::FRONT_PROXY_CLIENT.into()],
+            headers: crate::auth::request_header::HeaderNames::standard().clone(),
+        };
+        let d = super::data("CA", &trust);
         assert_eq!(
             d["requestheader-allowed-names"],
             r#"["front-proxy-client"]"#

@@ -23,9 +23,9 @@ use http::{header, HeaderMap, HeaderName, HeaderValue, StatusCode};
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
 
-use crate::auth::authenticator::{
-    is_request_header, Authenticated, REMOTE_EXTRA_PREFIX, REMOTE_GROUP_HEADER, REMOTE_UID_HEADER,
-    REMOTE_USER_HEADER,
+use crate::auth::authenticator::Authenticated;
+use crate::auth::request_header::{
+    HeaderNames, REMOTE_EXTRA_PREFIX, REMOTE_GROUP_HEADER, REMOTE_UID_HEADER, REMOTE_USER_HEADER,
 };
 use crate::auth::UserInfo;
 use crate::registry::Registries;
@@ -509,7 +509,7 @@ impl Proxy {
                 || n == "content-length"
                 || n == "authorization"
                 || n.starts_with("impersonate-")
-                || is_request_header(n)
+                || HeaderNames::standard().is_auth_header(n)
             {
                 continue;
             }
@@ -607,7 +607,7 @@ mod tests {
         assert_eq!(groups, ["system:masters", "system:authenticated"]);
         assert_eq!(h["x-remote-extra-scopes.example.com%2Fa%20b"], "x");
         // And back, as the request-header authenticator reads them.
-        let user = crate::auth::authenticator::request_header_user(&h).expect("user");
+        let user = HeaderNames::standard().user(&h).expect("user");
         assert_eq!(user.name, "admin");
         assert_eq!(user.extra["scopes.example.com/a b"], ["x"]);
     }

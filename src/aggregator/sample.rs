@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::api::selector::{FieldSelector, LabelSelector};
 use crate::api::ApiError;
-use crate::auth::authenticator::request_header_user;
+use crate::auth::request_header::HeaderNames;
 use crate::auth::x509::{ClientCertAuthority, ClientCertIdentity};
 use crate::auth::UserInfo;
 use crate::pki::ServingNames;
@@ -382,11 +382,12 @@ impl Server {
                         proxy.name
                     ));
                 }
-                request_header_user(req.headers())
+                HeaderNames::standard()
+                    .user(req.headers())
                     .ok_or_else(|| "the front proxy named no user".to_string())
             }
             Some(ClientCertIdentity::Rejected(why)) => Err(why.clone()),
-            Some(ClientCertIdentity::FrontProxy(_)) | None => {
+            Some(ClientCertIdentity::FrontProxy { .. }) | None => {
                 Err("no client certificate of a front proxy".into())
             }
         }

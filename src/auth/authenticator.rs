@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::request_header::HeaderNames;
 use super::tokenfile::TokenFile;
 use super::x509::ClientCertIdentity;
 use super::UserInfo;
@@ -17,60 +18,6 @@ pub struct Credentials<'a> {
     /// The request's headers, read only behind an authenticating front
     /// proxy's certificate (`X-Remote-User` and friends).
     pub headers: Option<&'a http::HeaderMap>,
-}
-
-/// upstream's request-header names, as kube-apiserver is configured by
-/// kubeadm and as kapi publishes them in `extension-apiserver-authentication`.
-pub const REMOTE_USER_HEADER: &str = "X-Remote-User";
-pub const REMOTE_GROUP_HEADER: &str = "X-Remote-Group";
-pub const REMOTE_UID_HEADER: &str = "X-Remote-Uid";
-pub const REMOTE_EXTRA_PREFIX: &str = "X-Remote-Extra-";
-
-/// The user a front proxy names in its request headers, as upstream's
-/// request-header authenticator reads them: the first non-empty user
-/// header, every group header value, extra keys percent-decoded and
-/// lower-cased. `None` without a user.
-pub fn request_header_user(headers: &http::HeaderMap) -> Option<UserInfo> {
-    let values = |name: &str| -> Vec<String> {
-        headers
-            .get_all(name)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .map(str::to_string)
-            .collect()
-    };
-    let name = values(REMOTE_USER_HEADER)
-        .into_iter()
-        .find(|v| !v.trim().is_empty())?;
-    let uid = values(REMOTE_UID_HEADER)
-        .into_iter()
-        .find(|v| !v.trim().is_empty())
-        .unwrap_or_default();
-    let groups = values(REMOTE_GROUP_HEADER);
-    let prefix = REMOTE_EXTRA_PREFIX.to_ascii_lowercase();
-    let mut extra = std::collections::BTreeMap::<String, Vec<String>>::new();
-    for (h, v) in headers {
-        if let (Some(key), Ok(v)) = (h.as_str().strip_prefix(&prefix), v.to_str()) {
-            let key = crate::server::request_info::percent_decode(key).to_ascii_lowercase();
-            extra.entry(key).or_default().push(v.to_string());
-        }
-    }
-    Some(UserInfo {
-        name,
-        uid,
-        groups,
-        extra,
-    })
-}
-
-/// Whether a header is one a front proxy speaks in (stripped once read,
-/// and from anything kapi forwards).
-pub fn is_request_header(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    n == "x-remote-user"
-        || n == "x-remote-group"
-        || n == "x-remote-uid"
-        || n.starts_with("x-remote-extra-")
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -102,6 +49,8 @@ pub struct Authenticator {
     )>,
     /// Tokens nothing else knows go to this webhook.
     webhook: Option<Arc<super::token_webhook::TokenWebhook>>,
+    /// The headers a front proxy names its user in.
+    request_headers: Arc<HeaderNames>,
 }
 
 impl std::fmt::Debug for Authenticator {
@@ -119,7 +68,19 @@ impl Authenticator {
             anonymous,
             service_accounts: None,
             webhook: None,
+            request_headers: Arc::new(HeaderNames::standard().clone()),
         }
+    }
+
+    /// Read front proxies' users from these headers (`--requestheader-*-headers`).
+    pub fn with_request_headers(mut self, names: HeaderNames) -> Self {
+        self.request_headers = Arc::new(names);
+        self
+    }
+
+    /// The headers a front proxy names its user in; cleared once read.
+    pub fn request_headers(&self) -> &HeaderNames {
+        &self.request_headers
     }
 
     /// Also ask a token webhook about tokens nothing else knows (upstream
@@ -214,17 +175,29 @@ impl Authenticator {
         creds: &Credentials<'_>,
     ) -> Result<Authenticated, AuthenticationError> {
         match creds.client_cert {
-            Some(ClientCertIdentity::FrontProxy(proxy)) => {
-                if let Some(user) = creds.headers.and_then(request_header_user) {
+            Some(ClientCertIdentity::FrontProxy { proxy, x509 }) => {
+                if let Some(user) = creds.headers.and_then(|h| self.request_headers.user(h)) {
                     return Ok(Authenticated {
                         user: user.with_authenticated_group(),
                         method: "requestheader",
                     });
                 }
-                // A proxy's certificate names no user by itself.
+                // Without a user header upstream goes on to the other
+                // authenticators: the x509 one, when the client CA also
+                // signed the proxy's certificate, then tokens.
+                if let Some(user) = x509 {
+                    return Ok(Authenticated {
+                        user: user.clone().with_authenticated_group(),
+                        method: "x509",
+                    });
+                }
                 if creds.bearer_token.is_none() {
                     return Err(AuthenticationError::Certificate(format!(
-                        "front proxy {proxy:?} sent no {REMOTE_USER_HEADER} header"
+                        "front proxy {proxy:?} sent no {} header",
+                        self.request_headers
+                            .username
+                            .first()
+                            .map_or("user", String::as_str)
                     )));
                 }
             }

@@ -7,6 +7,7 @@ pub mod authz_webhook;
 pub mod bootstrap_policy;
 pub mod escalation;
 pub mod rbac;
+pub mod request_header;
 pub mod serviceaccount;
 pub mod token_webhook;
 pub mod tokenfile;

@@ -4,7 +4,7 @@
 //! Status instead of a failed handshake. A certificate signed by the
 //! request-header (front-proxy) CA with an allowed common name identifies
 //! an authenticating proxy instead: the user it vouches for travels in the
-//! `X-Remote-*` headers (see [`super::authenticator::request_header_user`]).
+//! `X-Remote-*` headers (see [`super::request_header`]).
 
 use std::sync::Arc;
 
@@ -21,9 +21,14 @@ use super::UserInfo;
 #[derive(Debug, Clone)]
 pub enum ClientCertIdentity {
     Verified(UserInfo),
-    /// An authenticating front proxy (its common name): the request's
-    /// `X-Remote-*` headers name the user.
-    FrontProxy(String),
+    /// An authenticating front proxy: the request's headers name the user.
+    FrontProxy {
+        /// The proxy certificate's common name.
+        proxy: String,
+        /// Who the certificate names when the client CA signed it too
+        /// (upstream falls back to that when no user header came).
+        x509: Option<UserInfo>,
+    },
     Rejected(String),
 }
 
@@ -108,10 +113,13 @@ impl ClientCertAuthority {
         })
     }
 
-    /// CN is the user, each O a group, as upstream's x509 authenticator maps them.
+    /// What the request-header and x509 authenticators make of a
+    /// connection's certificate chain, in upstream's order: a front proxy
+    /// (signed by the request-header CA, an allowed name) first, else the
+    /// user the client CA vouches for (CN the name, each O a group).
     pub fn identify(&self, chain: &[CertificateDer<'_>]) -> Option<ClientCertIdentity> {
         let (end, intermediates) = chain.split_first()?;
-        // upstream asks the request-header authenticator first.
+        let x509 = self.client_cert_user(end, intermediates);
         let mut not_allowed = None;
         if let Some(fp) = &self.front_proxy {
             if fp
@@ -122,7 +130,10 @@ impl ClientCertAuthority {
                 if let Ok((_, cert)) = x509_parser::parse_x509_certificate(end.as_ref()) {
                     let cn = common_name(&cert);
                     if fp.allowed_names.is_empty() || fp.allowed_names.contains(&cn) {
-                        return Some(ClientCertIdentity::FrontProxy(cn));
+                        return Some(ClientCertIdentity::FrontProxy {
+                            proxy: cn,
+                            x509: x509.ok(),
+                        });
                     }
                     not_allowed = Some(format!(
                         "x509: subject with cn={cn} is not in the allowed list"
@@ -130,36 +141,37 @@ impl ClientCertAuthority {
                 }
             }
         }
-        if let Err(e) = self
-            .verifier
+        Some(match x509 {
+            Ok(user) => ClientCertIdentity::Verified(user),
+            Err(e) => ClientCertIdentity::Rejected(not_allowed.unwrap_or(e)),
+        })
+    }
+
+    fn client_cert_user(
+        &self,
+        end: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+    ) -> Result<UserInfo, String> {
+        self.verifier
             .verify_client_cert(end, intermediates, UnixTime::now())
-        {
-            return Some(ClientCertIdentity::Rejected(not_allowed.unwrap_or_else(
-                || format!("certificate signed by unknown authority or invalid: {e}"),
-            )));
-        }
-        let Ok((_, cert)) = x509_parser::parse_x509_certificate(end.as_ref()) else {
-            return Some(ClientCertIdentity::Rejected(
-                "unparseable certificate".into(),
-            ));
-        };
-        let subject = cert.subject();
+            .map_err(|e| format!("certificate signed by unknown authority or invalid: {e}"))?;
+        let (_, cert) = x509_parser::parse_x509_certificate(end.as_ref())
+            .map_err(|_| "unparseable certificate".to_string())?;
         let name = common_name(&cert);
         if name.is_empty() {
-            return Some(ClientCertIdentity::Rejected(
-                "certificate has no common name".into(),
-            ));
+            return Err("certificate has no common name".into());
         }
-        let groups = subject
+        let groups = cert
+            .subject()
             .iter_organization()
             .filter_map(|o| o.as_str().ok())
             .map(String::from)
             .collect();
-        Some(ClientCertIdentity::Verified(UserInfo {
+        Ok(UserInfo {
             name,
             groups,
             ..Default::default()
-        }))
+        })
     }
 }
 

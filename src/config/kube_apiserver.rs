@@ -148,6 +148,14 @@ const HONOURED: &[&str] = &[
     "authentication-token-webhook-config-file",
     "authentication-token-webhook-version",
     "authentication-token-webhook-cache-ttl",
+    "requestheader-client-ca-file",
+    "requestheader-allowed-names",
+    "requestheader-username-headers",
+    "requestheader-uid-headers",
+    "requestheader-group-headers",
+    "requestheader-extra-headers-prefix",
+    "proxy-client-cert-file",
+    "proxy-client-key-file",
     "v",
     "logging-format",
     "help",
@@ -271,38 +279,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
     ("oidc-username-prefix", "no OIDC issuer"),
     ("oidc-required-claim", "no OIDC issuer"),
     ("oidc-client-id", "no OIDC issuer"),
-    (
-        "requestheader-allowed-names",
-        "kapi's aggregator uses its own front-proxy CA",
-    ),
-    (
-        "requestheader-client-ca-file",
-        "kapi's aggregator uses its own front-proxy CA",
-    ),
-    (
-        "requestheader-extra-headers-prefix",
-        "kapi's aggregator uses its own front-proxy CA",
-    ),
-    (
-        "requestheader-group-headers",
-        "kapi's aggregator uses its own front-proxy CA",
-    ),
-    (
-        "requestheader-uid-headers",
-        "kapi's aggregator uses its own front-proxy CA",
-    ),
-    (
-        "requestheader-username-headers",
-        "kapi's aggregator uses its own front-proxy CA",
-    ),
-    (
-        "proxy-client-cert-file",
-        "kapi's aggregator uses its own front-proxy client",
-    ),
-    (
-        "proxy-client-key-file",
-        "kapi's aggregator uses its own front-proxy client",
-    ),
     (
         "enable-aggregator-routing",
         "APIServices are reached at their service URL",
@@ -811,6 +787,27 @@ impl Personality {
             o.authentication_token_webhook_cache_ttl = crate::config::duration::parse(v)
                 .map_err(|e| parse_err("authentication-token-webhook-cache-ttl", e))?;
         }
+        o.requestheader_client_ca_file = path("requestheader-client-ca-file");
+        o.requestheader_allowed_names = cl.list("requestheader-allowed-names");
+        o.requestheader_username_headers = cl.list("requestheader-username-headers");
+        o.requestheader_uid_headers = cl.list("requestheader-uid-headers");
+        o.requestheader_group_headers = cl.list("requestheader-group-headers");
+        o.requestheader_extra_headers_prefix = cl.list("requestheader-extra-headers-prefix");
+        match (
+            path("proxy-client-cert-file"),
+            path("proxy-client-key-file"),
+        ) {
+            (Some(c), Some(k)) => {
+                o.proxy_client_cert_file = Some(c);
+                o.proxy_client_key_file = Some(k);
+            }
+            (None, None) => {}
+            _ => {
+                return Err(Refused(
+                    "--proxy-client-cert-file and --proxy-client-key-file go together".into(),
+                ))
+            }
+        }
         let verbosity = cl.get("v").and_then(parse_go_int).unwrap_or(0).clamp(0, 10) as u8;
         Ok(Personality {
             serve: o,
@@ -990,6 +987,44 @@ mod tests {
         let no_etcd = parse(&["--secure-port=1"]).expect("parses");
         let e = Personality::from_command_line(&no_etcd, defaults).unwrap_err();
         assert_eq!(e.0, "[--etcd-servers must be specified]");
+    }
+
+    #[test]
+    fn kubeadms_front_proxy_flags_reach_serve_options() {
+        let cl = parse(&[
+            "--etcd-servers=http://127.0.0.1:2379",
+            "--requestheader-client-ca-file=/pki/front-proxy-ca.crt",
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-uid-headers=X-Remote-Uid",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            "--proxy-client-cert-file=/pki/front-proxy-client.crt",
+            "--proxy-client-key-file=/pki/front-proxy-client.key",
+        ])
+        .expect("parses");
+        let o = Personality::from_command_line(&cl, ServeOptions::defaults())
+            .expect("ok")
+            .serve;
+        assert_eq!(
+            o.requestheader_client_ca_file.as_deref(),
+            Some(Path::new("/pki/front-proxy-ca.crt"))
+        );
+        assert_eq!(o.requestheader_allowed_names, ["front-proxy-client"]);
+        assert_eq!(o.requestheader_username_headers, ["X-Remote-User"]);
+        assert_eq!(o.requestheader_uid_headers, ["X-Remote-Uid"]);
+        assert_eq!(o.requestheader_group_headers, ["X-Remote-Group"]);
+        assert_eq!(o.requestheader_extra_headers_prefix, ["X-Remote-Extra-"]);
+        assert_eq!(
+            o.proxy_client_key_file.as_deref(),
+            Some(Path::new("/pki/front-proxy-client.key"))
+        );
+        let half = parse(&[
+            "--etcd-servers=http://127.0.0.1:2379",
+            "--proxy-client-cert-file=/pki/front-proxy-client.crt",
+        ])
+        .expect("parses");
+        assert!(Personality::from_command_line(&half, ServeOptions::defaults()).is_err());
     }
 
     #[test]

@@ -237,6 +237,38 @@ pub struct ServeOptions {
     /// TLS 1.2 cipher suites allowed, by Go's names, comma separated (TLS 1.3's are not configurable).
     #[arg(long, value_delimiter = ',', value_name = "SUITES")]
     pub tls_cipher_suites: Vec<String>,
+
+    /// CA of authenticating front proxies, which name their user in request headers (default: kapi's own front-proxy CA, X-Remote-* headers).
+    #[arg(long, value_name = "FILE")]
+    pub requestheader_client_ca_file: Option<PathBuf>,
+
+    /// Common names a front proxy's certificate may have, comma separated; empty allows any.
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    pub requestheader_allowed_names: Vec<String>,
+
+    /// Request headers naming the user (X-Remote-User is suggested).
+    #[arg(long, value_delimiter = ',', value_name = "HEADERS")]
+    pub requestheader_username_headers: Vec<String>,
+
+    /// Request headers naming the user's UID (X-Remote-Uid is suggested).
+    #[arg(long, value_delimiter = ',', value_name = "HEADERS")]
+    pub requestheader_uid_headers: Vec<String>,
+
+    /// Request headers naming the user's groups (X-Remote-Group is suggested).
+    #[arg(long, value_delimiter = ',', value_name = "HEADERS")]
+    pub requestheader_group_headers: Vec<String>,
+
+    /// Request header prefixes of the user's extra values (X-Remote-Extra- is suggested).
+    #[arg(long, value_delimiter = ',', value_name = "PREFIXES")]
+    pub requestheader_extra_headers_prefix: Vec<String>,
+
+    /// Client certificate the aggregator presents to aggregated API servers (default: kapi's front-proxy-client).
+    #[arg(long, value_name = "FILE", requires = "proxy_client_key_file")]
+    pub proxy_client_cert_file: Option<PathBuf>,
+
+    /// Key of --proxy-client-cert-file.
+    #[arg(long, value_name = "FILE", requires = "proxy_client_cert_file")]
+    pub proxy_client_key_file: Option<PathBuf>,
 }
 
 fn parse_storage_media_type(s: &str) -> Result<crate::storage::codec::MediaType, String> {
@@ -523,6 +555,12 @@ pub struct CompletedConfig {
     pub authorization_webhook: Option<crate::auth::authz_webhook::Settings>,
     /// The token webhook's kubeconfig, review version and cache TTL.
     pub token_webhook: Option<(PathBuf, crate::auth::token_webhook::Version, Duration)>,
+    /// A caller's front-proxy CA and header names; `None`: kapi's own.
+    pub request_header: Option<crate::auth::request_header::Settings>,
+    /// The aggregator's client certificate and key; `None`: kapi's own.
+    pub proxy_client: Option<(PathBuf, PathBuf)>,
+    /// Said once at start.
+    pub warnings: Vec<String>,
 }
 
 /// A flag whose value is wrong; printed as one line, exit code 2.
@@ -621,6 +659,12 @@ impl ServeOptions {
         }
         for (flag, file) in [
             ("client-ca-file", &self.client_ca_file),
+            (
+                "requestheader-client-ca-file",
+                &self.requestheader_client_ca_file,
+            ),
+            ("proxy-client-cert-file", &self.proxy_client_cert_file),
+            ("proxy-client-key-file", &self.proxy_client_key_file),
             ("token-auth-file", &self.token_auth_file),
             ("tls-cert-file", &self.tls_cert_file),
             ("tls-private-key-file", &self.tls_private_key_file),
@@ -689,7 +733,20 @@ impl ServeOptions {
             &self.enable_admission_plugins,
             &self.disable_admission_plugins,
         )?;
+        let (request_header, warnings) = crate::auth::request_header::Flags {
+            client_ca_file: self.requestheader_client_ca_file,
+            allowed_names: self.requestheader_allowed_names,
+            username_headers: self.requestheader_username_headers,
+            uid_headers: self.requestheader_uid_headers,
+            group_headers: self.requestheader_group_headers,
+            extra_headers_prefix: self.requestheader_extra_headers_prefix,
+        }
+        .resolve()
+        .map_err(|(flag, message)| FlagError { flag, message })?;
         Ok(CompletedConfig {
+            request_header,
+            warnings,
+            proxy_client: self.proxy_client_cert_file.zip(self.proxy_client_key_file),
             secure_port: self.secure_port,
             bind_address: self.bind_address,
             advertise_address,

@@ -562,7 +562,7 @@ async fn authentication(
                 let names: Vec<_> = req
                     .headers()
                     .keys()
-                    .filter(|h| crate::auth::authenticator::is_request_header(h.as_str()))
+                    .filter(|h| s.authenticator.request_headers().is_auth_header(h.as_str()))
                     .cloned()
                     .collect();
                 for h in names {
