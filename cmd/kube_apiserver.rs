@@ -32,9 +32,6 @@ pub fn run(args: Vec<String>) -> ExitCode {
         }
     };
     crate::init_logging(personality.verbosity, personality.logging_format);
-    for w in &personality.warnings {
-        tracing::warn!("{w}");
-    }
     for name in cl.names() {
         if let Some((_, why)) = kube_apiserver::NO_OPS.iter().find(|(n, _)| *n == name) {
             tracing::info!(flag = name, "accepted without effect: {why}");

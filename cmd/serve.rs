@@ -66,6 +66,8 @@ pub fn run_with(opts: ServeOptions, started: impl FnOnce()) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    // One server per process here: its gates are the process's.
+    kapi::config::feature_gates::install(cfg.feature_gates.clone());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         // Look for new I/O more often than tokio's default (every 61 task
         // polls): under a flood of big lists each poll can be long, and a

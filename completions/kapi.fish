@@ -101,6 +101,7 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-uid-he
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-group-headers -d 'Request headers naming the user\'s groups (X-Remote-Group is suggested)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-extra-headers-prefix -d 'Request header prefixes of the user\'s extra values (X-Remote-Extra- is suggested)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l proxy-client-cert-file -d 'Client certificate the aggregator presents to aggregated API servers (default: kapi\'s front-proxy-client)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l feature-gates -d 'Feature gates, `Name=bool` comma separated (kube-apiserver v1.34\'s; see `kapi kube-apiserver --help`)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l proxy-client-key-file -d 'Key of --proxy-client-cert-file' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''

@@ -112,6 +112,10 @@ impl Started {
 
 pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Result<Started> {
     let t0 = Instant::now();
+    // Said first, as upstream says them while parsing its flags.
+    for w in cfg.runtime_config.warnings.iter().chain(&cfg.warnings) {
+        tracing::warn!("{w}");
+    }
     // Before anything is written to the data dir: a second server must not
     // touch the first one's certificates or kubeconfig.
     let lock =
@@ -168,8 +172,13 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             catalog.hide(&r.group, &r.version, &r.plural);
         }
     }
-    for w in cfg.runtime_config.warnings.iter().chain(&cfg.warnings) {
-        tracing::warn!("{w}");
+    // pods/resize is InPlacePodVerticalScaling's.
+    if !cfg.feature_gates.enabled("InPlacePodVerticalScaling") {
+        if let Some(pods) = catalog.get_stored("", "v1", "pods") {
+            let mut pods = (*pods).clone();
+            pods.subresources.retain(|s| s.name != "resize");
+            catalog.add(pods);
+        }
     }
     let registries = Registries::new(catalog.clone(), cachers.clone(), cfg.storage_prefix.clone());
     let allocator = controlplane::allocator::ServiceAllocator {

@@ -1,7 +1,8 @@
 //! Subresources discovery advertises are served as upstream serves them:
 //! pods/ephemeralcontainers (what `kubectl debug` writes),
 //! certificatesigningrequests/approval (`kubectl certificate approve`) and
-//! the componentstatuses list (`kubectl get cs`).
+//! the componentstatuses list (`kubectl get cs`) and pods/resize
+//! (`kubectl patch --subresource resize`).
 
 mod common;
 
@@ -218,4 +219,99 @@ fn componentstatuses_are_probed_on_request() {
         !ok && err.contains("componentstatus \"nope\" not found"),
         "{err}"
     );
+}
+
+/// `kubectl patch pod web --subresource resize` with a patch of `kind`.
+fn resize(k: &Kapi, kind: &str, patch: &str) -> (bool, String, String) {
+    kubectl(
+        k,
+        &[
+            "patch",
+            "pod",
+            "web",
+            "--subresource",
+            "resize",
+            "--type",
+            kind,
+            "-p",
+            patch,
+        ],
+    )
+}
+
+#[test]
+fn pods_are_resized_in_place_through_their_subresource_only() {
+    let k = Kapi::start(&[]);
+    k.wait_for_default_service_account("default");
+    let pod = r#"
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - name: app
+    image: nginx
+    resources:
+      requests: {cpu: 100m, memory: 64Mi}
+      limits: {cpu: 200m, memory: 128Mi}
+"#;
+    let (ok, out, err) = k.kubectl_stdin(&["create", "-f", "-"], pod);
+    assert!(ok, "{out}{err}");
+    // CPU up, and an image change the subresource does not take.
+    let (ok, out, err) = resize(
+        &k,
+        "merge",
+        r#"{"spec":{"containers":[{"name":"app","image":"busybox","resources":{"requests":{"cpu":"150m","memory":"64Mi"},"limits":{"cpu":"300m","memory":"128Mi"}}}]}}"#,
+    );
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("pod/web patched"), "{out}");
+    let (ok, out, err) = kubectl(&k, &["get", "pod", "web", "-o", "json"]);
+    assert!(ok, "{err}");
+    let p: Value = serde_json::from_str(&out).expect("json");
+    let c = &p["spec"]["containers"][0];
+    assert_eq!(c["resources"]["limits"]["cpu"], "300m");
+    assert_eq!(c["resources"]["requests"]["cpu"], "150m");
+    assert_eq!(c["image"], "nginx", "only resources are taken");
+    assert_eq!(
+        p["metadata"]["generation"], 2,
+        "a spec change bumps the generation"
+    );
+    assert_eq!(p["status"]["qosClass"], "Burstable");
+    // Guaranteed would be another QoS class: refused as upstream refuses it.
+    let (ok, _, err) = resize(
+        &k,
+        "strategic",
+        r#"{"spec":{"containers":[{"name":"app","resources":{"requests":{"cpu":"300m","memory":"128Mi"}}}]}}"#,
+    );
+    assert!(!ok);
+    assert!(
+        err.contains(r#"The Pod "web" is invalid: spec: Invalid value: "Guaranteed": Pod QOS Class may not change as a result of resizing"#),
+        "{err}"
+    );
+    // Removing a limit is refused, naming it.
+    let (ok, _, err) = resize(
+        &k,
+        "json",
+        r#"[{"op":"remove","path":"/spec/containers/0/resources/limits/memory"}]"#,
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("spec.containers[0].resources.limits[memory]: Forbidden: resource limits cannot be removed"),
+        "{err}"
+    );
+    // Resources stay immutable through the pod itself.
+    let (ok, _, err) = kubectl(
+        &k,
+        &[
+            "patch",
+            "pod",
+            "web",
+            "--type",
+            "merge",
+            "-p",
+            r#"{"spec":{"containers":[{"name":"app","resources":{"limits":{"cpu":"400m","memory":"128Mi"}}}]}}"#,
+        ],
+    );
+    assert!(!ok);
+    assert!(err.contains("pod updates may not change fields"), "{err}");
 }

@@ -1,11 +1,63 @@
-//! `--feature-gates` of the kube-apiserver personality, checked as
-//! kube-apiserver v1.34 checks it: every gate named must be one of v1.34's
-//! (`feature-gates-v1.34.tsv`: name, default, stage, locked), its value a
-//! bool, and a gate locked to its default may not be set otherwise. kapi
-//! serves v1.34's defaults: an accepted value changes nothing (the flag is
-//! listed among the no-ops), but a value upstream refuses stops the start.
+//! `--feature-gates`, checked as kube-apiserver v1.34 checks it: every gate
+//! named must be one of v1.34's (`feature-gates-v1.34.tsv`: name, default,
+//! stage, locked), its value a bool, and a gate locked to its default may
+//! not be set otherwise. The gates in [`TOGGLED`] change what kapi does;
+//! any other gate set away from its default is accepted with a warning
+//! that kapi keeps v1.34's default behaviour. Like upstream's
+//! `DefaultFeatureGate`, the gates are one per process.
 
+use std::collections::BTreeMap;
 use std::sync::OnceLock;
+
+/// The gates whose both settings kapi implements.
+pub const TOGGLED: &[&str] = &[
+    // sendInitialEvents on watches (off: refused as upstream refuses it).
+    "WatchList",
+    // pods/resize (off: not served, not in discovery).
+    "InPlacePodVerticalScaling",
+    // --requestheader-uid-headers (off: refused at start).
+    "RemoteRequestHeaderUID",
+];
+
+/// Gate settings: those given, over v1.34's defaults.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FeatureGates {
+    set: BTreeMap<&'static str, bool>,
+}
+
+impl FeatureGates {
+    /// As component-base decides: a gate's own setting, else `AllAlpha` or
+    /// `AllBeta` for gates of that stage, else the default.
+    pub fn enabled(&self, name: &str) -> bool {
+        let Some(gate) = lookup(name) else {
+            return false;
+        };
+        if let Some(v) = self.set.get(gate.name) {
+            return *v;
+        }
+        let all = match gate.stage {
+            "ALPHA" => self.set.get("AllAlpha"),
+            "BETA" => self.set.get("AllBeta"),
+            _ => None,
+        };
+        all.copied().unwrap_or(gate.default)
+    }
+}
+
+static PROCESS: OnceLock<FeatureGates> = OnceLock::new();
+
+/// Sets this process's gates; the first call wins, as flags are parsed once.
+pub fn install(gates: FeatureGates) {
+    let _ = PROCESS.set(gates);
+}
+
+/// Whether `name` is on in this process (v1.34's default unless installed).
+pub fn enabled(name: &str) -> bool {
+    match PROCESS.get() {
+        Some(g) => g.enabled(name),
+        None => lookup(name).is_some_and(|g| g.default),
+    }
+}
 
 /// One gate as v1.34 has it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,9 +100,10 @@ fn lookup(name: &str) -> Option<&'static Gate> {
 
 /// Checks the `--feature-gates` values given (each a comma list of
 /// `[kube:]Name=bool`), as component-base's registry and feature gate do.
-/// Returns upstream's warnings for GA and deprecated gates, or the error
+/// Returns the gates and upstream's warnings for GA and deprecated gates
+/// (with kapi's for gates it does not toggle), or the error
 /// kube-apiserver stops with.
-pub fn check(values: &[String]) -> Result<Vec<String>, String> {
+pub fn check(values: &[String]) -> Result<(FeatureGates, Vec<String>), String> {
     let items: Vec<&str> = values
         .iter()
         .flat_map(|v| v.split(','))
@@ -91,11 +144,19 @@ pub fn check(values: &[String]) -> Result<Vec<String>, String> {
     }
     let mut errors = Vec::new();
     let mut warnings = Vec::new();
+    let mut gates = FeatureGates::default();
     for (k, v) in parsed {
         let Some(gate) = lookup(k) else {
             errors.push(format!("unrecognized feature gate: {k}"));
             break;
         };
+        gates.set.insert(gate.name, v);
+        if v != gate.default && !TOGGLED.contains(&gate.name) && !gate.name.starts_with("All") {
+            warnings.push(format!(
+                "feature gate {k}={v}: kapi does not implement this gate and keeps v1.34's default ({})",
+                gate.default
+            ));
+        }
         if gate.locked && gate.default != v {
             errors.push(format!(
                 "cannot set feature gate {k} to {v}, feature is locked to {}",
@@ -114,7 +175,7 @@ pub fn check(values: &[String]) -> Result<Vec<String>, String> {
         }
     }
     match errors.len() {
-        0 => Ok(warnings),
+        0 => Ok((gates, warnings)),
         1 => Err(errors.remove(0)),
         // utilerrors' aggregate of several.
         _ => Err(format!("[{}]", errors.join(", "))),
@@ -141,10 +202,27 @@ mod tests {
     #[test]
     fn values_are_checked_as_upstream_checks_them() {
         let s = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(check(&s(&["AllAlpha=true,AllBeta=false"])), Ok(vec![]));
+        let (all, warnings) = check(&s(&["AllAlpha=true,AllBeta=false"])).expect("valid");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert!(
+            !all.enabled("WatchList"),
+            "a beta gate, under AllBeta=false"
+        );
+        assert!(
+            all.enabled("StorageVersionAPI"),
+            "an alpha gate, under AllAlpha"
+        );
+        let (own, _) = check(&s(&["AllBeta=false,WatchList=true"])).expect("valid");
+        assert!(own.enabled("WatchList"), "a gate's own setting wins");
+        assert!(!own.enabled("InPlacePodVerticalScaling"));
+        assert!(FeatureGates::default().enabled("InPlacePodVerticalScaling"));
         assert_eq!(
-            check(&s(&["kube:AllAlpha=true", "kube:AllBeta=false"])),
+            check(&s(&["kube:AllAlpha=true", "kube:AllBeta=false"])).map(|c| c.1),
             Ok(vec![])
+        );
+        assert_eq!(
+            check(&s(&["StorageVersionAPI=true"])).map(|c| c.1),
+            Ok(vec!["feature gate StorageVersionAPI=true: kapi does not implement this gate and keeps v1.34's default (false)".to_string()])
         );
         assert_eq!(
             check(&s(&["Foo=true"])),
@@ -179,7 +257,7 @@ mod tests {
             .find(|g| g.stage == "GA" && !g.locked)
             .expect("a GA gate");
         assert_eq!(
-            check(&[format!("{}={}", ga.name, ga.default)]),
+            check(&[format!("{}={}", ga.name, ga.default)]).map(|c| c.1),
             Ok(vec![format!(
                 "Setting GA feature gate {}={}. It will be removed in a future release.",
                 ga.name, ga.default

@@ -148,6 +148,7 @@ const HONOURED: &[&str] = &[
     "authentication-token-webhook-config-file",
     "authentication-token-webhook-version",
     "authentication-token-webhook-cache-ttl",
+    "feature-gates",
     "requestheader-client-ca-file",
     "requestheader-allowed-names",
     "requestheader-username-headers",
@@ -164,10 +165,6 @@ const HONOURED: &[&str] = &[
 
 /// Flags accepted with any value, and why they cannot matter here.
 pub const NO_OPS: &[(&str, &str)] = &[
-    (
-        "feature-gates",
-        "kapi serves v1.34's defaults; gates are checked as upstream checks them, not toggled",
-    ),
     ("emulated-version", "kapi serves v1.34"),
     ("emulation-forward-compatible", "kapi serves v1.34"),
     (
@@ -562,8 +559,6 @@ pub struct Personality {
     /// The serving pair in `--cert-dir` to write when kapi made its own (as
     /// kube-apiserver writes a self-signed pair there when none is given).
     pub write_serving_pair_to: Option<(PathBuf, PathBuf)>,
-    /// What upstream warns of at start (GA or deprecated feature gates set).
-    pub warnings: Vec<String>,
 }
 
 /// A setting kapi refuses, with kube-apiserver's flag name.
@@ -582,11 +577,10 @@ impl Personality {
             Some(f) => f.parse().map_err(Refused)?,
             None => crate::logs::Format::Text,
         };
-        // Feature gates next, as upstream's PersistentPreRunE sets them.
-        let warnings = match cl.values.get("feature-gates") {
-            Some(values) => super::feature_gates::check(values).map_err(Refused)?,
-            None => Vec::new(),
-        };
+        // Feature gates next, as upstream's PersistentPreRunE sets them
+        // (their warnings are said when the options are completed).
+        let feature_gates = cl.values.get("feature-gates").cloned().unwrap_or_default();
+        super::feature_gates::check(&feature_gates).map_err(Refused)?;
         let mut refused = Vec::new();
         for name in cl.names() {
             let Some(flag) = lookup(name) else { continue };
@@ -787,6 +781,7 @@ impl Personality {
             o.authentication_token_webhook_cache_ttl = crate::config::duration::parse(v)
                 .map_err(|e| parse_err("authentication-token-webhook-cache-ttl", e))?;
         }
+        o.feature_gates = feature_gates;
         o.requestheader_client_ca_file = path("requestheader-client-ca-file");
         o.requestheader_allowed_names = cl.list("requestheader-allowed-names");
         o.requestheader_username_headers = cl.list("requestheader-username-headers");
@@ -814,7 +809,6 @@ impl Personality {
             verbosity,
             logging_format,
             write_serving_pair_to,
-            warnings,
         })
     }
 }

@@ -266,6 +266,10 @@ pub struct ServeOptions {
     #[arg(long, value_name = "FILE", requires = "proxy_client_key_file")]
     pub proxy_client_cert_file: Option<PathBuf>,
 
+    /// Feature gates, `Name=bool` comma separated (kube-apiserver v1.34's; see `kapi kube-apiserver --help`).
+    #[arg(long, value_name = "GATES")]
+    pub feature_gates: Vec<String>,
+
     /// Key of --proxy-client-cert-file.
     #[arg(long, value_name = "FILE", requires = "proxy_client_cert_file")]
     pub proxy_client_key_file: Option<PathBuf>,
@@ -559,6 +563,8 @@ pub struct CompletedConfig {
     pub request_header: Option<crate::auth::request_header::Settings>,
     /// The aggregator's client certificate and key; `None`: kapi's own.
     pub proxy_client: Option<(PathBuf, PathBuf)>,
+    /// `--feature-gates` over v1.34's defaults.
+    pub feature_gates: feature_gates::FeatureGates,
     /// Said once at start.
     pub warnings: Vec<String>,
 }
@@ -733,7 +739,20 @@ impl ServeOptions {
             &self.enable_admission_plugins,
             &self.disable_admission_plugins,
         )?;
-        let (request_header, warnings) = crate::auth::request_header::Flags {
+        let (feature_gates, mut warnings) =
+            feature_gates::check(&self.feature_gates).map_err(|message| FlagError {
+                flag: "feature-gates",
+                message,
+            })?;
+        if !self.requestheader_uid_headers.is_empty()
+            && !feature_gates.enabled("RemoteRequestHeaderUID")
+        {
+            return Err(FlagError {
+                flag: "requestheader-uid-headers",
+                message: "--requestheader-uid-headers requires the \"RemoteRequestHeaderUID\" feature to be enabled".into(),
+            });
+        }
+        let (request_header, header_warnings) = crate::auth::request_header::Flags {
             client_ca_file: self.requestheader_client_ca_file,
             allowed_names: self.requestheader_allowed_names,
             username_headers: self.requestheader_username_headers,
@@ -743,8 +762,10 @@ impl ServeOptions {
         }
         .resolve()
         .map_err(|(flag, message)| FlagError { flag, message })?;
+        warnings.extend(header_warnings);
         Ok(CompletedConfig {
             request_header,
+            feature_gates,
             warnings,
             proxy_client: self.proxy_client_cert_file.zip(self.proxy_client_key_file),
             secure_port: self.secure_port,

@@ -143,6 +143,12 @@ fn validate_list_options(
                 "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
             ));
         }
+        if send_initial_events.is_some() && !crate::config::feature_gates::enabled("WatchList") {
+            errs.push(FieldError::forbidden(
+                "sendInitialEvents",
+                "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",
+            ));
+        }
         if !m.is_empty() {
             if send_initial_events.is_none() {
                 errs.push(FieldError::forbidden(
@@ -1427,7 +1433,7 @@ impl ResourceHandler {
             // Each takes one part of the object (upstream's status,
             // ephemeral-containers and CSR-approval strategies); a GET is the
             // whole object.
-            "status" | "ephemeralcontainers" | "approval" => match info.verb.as_str() {
+            "status" | "ephemeralcontainers" | "approval" | "resize" => match info.verb.as_str() {
                 "get" => Ok(self.object_response(
                     registry,
                     StatusCode::OK,

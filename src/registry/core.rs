@@ -932,34 +932,6 @@ static POD_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(
     ]
 });
 
-/// upstream's QoS class from requests and limits.
-fn qos_class(spec: &Value) -> &'static str {
-    let cs = spec["containers"].as_array().cloned().unwrap_or_default();
-    let mut any = false;
-    let mut guaranteed = !cs.is_empty();
-    for c in &cs {
-        let req = c["resources"]["requests"].as_object();
-        let lim = c["resources"]["limits"].as_object();
-        if req.is_some_and(|m| !m.is_empty()) || lim.is_some_and(|m| !m.is_empty()) {
-            any = true;
-        }
-        let has_both = |r: &str| {
-            lim.and_then(|m| m.get(r)).is_some()
-                && req.is_none_or(|m| m.get(r).is_none() || m.get(r) == lim.and_then(|l| l.get(r)))
-        };
-        if !(has_both("cpu") && has_both("memory")) {
-            guaranteed = false;
-        }
-    }
-    if !any {
-        "BestEffort"
-    } else if guaranteed {
-        "Guaranteed"
-    } else {
-        "Burstable"
-    }
-}
-
 /// upstream's SetDefaults_Pod (pods only, not templates): a container's
 /// limit without a request requests the limit.
 fn default_requests_to_limits(spec: &mut Map<String, Value>) {
@@ -1008,7 +980,7 @@ impl Strategy for PodStrategy {
     }
 
     fn prepare_for_create(&self, obj: &mut Value) {
-        let qos = qos_class(&obj["spec"]);
+        let qos = super::pod_resize::compute_qos(&obj["spec"]);
         if let Some(m) = obj.as_object_mut() {
             m.insert(
                 "status".into(),

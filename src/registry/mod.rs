@@ -24,6 +24,7 @@ pub mod meta;
 pub mod networking;
 pub mod node;
 pub mod patch;
+pub mod pod_resize;
 pub mod policy;
 pub mod rbac;
 pub mod resource;
@@ -1308,6 +1309,10 @@ impl Registry {
                 new = core::ephemeral_containers_update(&new, &old);
             } else if subresource == Some("approval") {
                 new = certificates::approval_update(&new, &old);
+            } else if subresource == Some("resize") {
+                // Requests default to limits, as decoding the pod does.
+                self.strategy.default(&mut new);
+                new = pod_resize::resize_update(&new, &old);
             } else if subresource == Some("binding") {
                 new = core::binding_update(&new, &old);
             } else if subresource == Some("finalize") {
@@ -1360,7 +1365,14 @@ impl Registry {
             // Subresources that take one part of the object keep the rest as is.
             let whole = !matches!(
                 subresource,
-                Some("status" | "finalize" | "ephemeralcontainers" | "approval" | "binding")
+                Some(
+                    "status"
+                        | "finalize"
+                        | "ephemeralcontainers"
+                        | "approval"
+                        | "binding"
+                        | "resize"
+                )
             );
             if whole {
                 self.strategy.prepare_for_update(&mut new, &old);
@@ -1379,6 +1391,9 @@ impl Registry {
                 ),
                 Some("approval") => {
                     self.errors_to_invalid(&new, certificates::validate_approval(&new, &old))
+                }
+                Some("resize") => {
+                    self.errors_to_invalid(&new, pod_resize::validate_resize(&new, &old))
                 }
                 // The pod's spec is immutable but for what binding sets.
                 Some("binding") => Ok(()),
