@@ -101,6 +101,10 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-uid-he
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-group-headers -d 'Request headers naming the user\'s groups (X-Remote-Group is suggested)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-extra-headers-prefix -d 'Request header prefixes of the user\'s extra values (X-Remote-Extra- is suggested)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l proxy-client-cert-file -d 'Client certificate the aggregator presents to aggregated API servers (default: kapi\'s front-proxy-client)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l watch-cache -d 'Serve lists and watches from a watch cache (false: every read goes to storage)' -r -f -a "true\t''
+false\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l default-watch-cache-size -d 'Watch cache size of resources no --watch-cache-sizes entry names; 0 reads them from storage' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l watch-cache-sizes -d 'Per resource, `resource[.group]#size`, comma separated; only 0 (no cache) differs from the default' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l feature-gates -d 'Feature gates, `Name=bool` comma separated (kube-apiserver v1.34\'s; see `kapi kube-apiserver --help`)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l proxy-client-key-file -d 'Key of --proxy-client-cert-file' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r

@@ -92,6 +92,9 @@ _arguments "${_arguments_options[@]}" : \
 '*--requestheader-group-headers=[Request headers naming the user'\''s groups (X-Remote-Group is suggested)]:HEADERS:_default' \
 '*--requestheader-extra-headers-prefix=[Request header prefixes of the user'\''s extra values (X-Remote-Extra- is suggested)]:PREFIXES:_default' \
 '--proxy-client-cert-file=[Client certificate the aggregator presents to aggregated API servers (default\: kapi'\''s front-proxy-client)]:FILE:_files' \
+'--watch-cache=[Serve lists and watches from a watch cache (false\: every read goes to storage)]:BOOL:(true false)' \
+'--default-watch-cache-size=[Watch cache size of resources no --watch-cache-sizes entry names; 0 reads them from storage]:N:_default' \
+'*--watch-cache-sizes=[Per resource, \`resource\[.group\]#size\`, comma separated; only 0 (no cache) differs from the default]:SIZES:_default' \
 '*--feature-gates=[Feature gates, \`Name=bool\` comma separated (kube-apiserver v1.34'\''s; see \`kapi kube-apiserver --help\`)]:GATES:_default' \
 '--proxy-client-key-file=[Key of --proxy-client-cert-file]:FILE:_files' \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \

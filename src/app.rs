@@ -33,7 +33,7 @@ use crate::server::metrics::Metrics;
 use crate::server::serve::{self, TlsServing};
 use crate::server::{chain, GenericServer, RouteInfo};
 use crate::storage::backend::{Backend, BackendError};
-use crate::storage::cacher::CacherSet;
+use crate::storage::cacher_set::CacherSet;
 use crate::storage::codec::{Codec, MediaType};
 use crate::storage::dump::KeyLayout;
 use crate::storage::embedded::Embedded;
@@ -159,7 +159,8 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     obs.done("storage", &storage_detail(&cfg));
     let background = CancellationToken::new();
     let store = Store::new(backend.clone());
-    let cachers = CacherSet::new(store, background.child_token());
+    let cachers =
+        CacherSet::new(store, background.child_token()).with_policy(cfg.watch_cache.clone());
     let catalog = builtin_catalog();
     // --runtime-config: what is off is not served over HTTP (no discovery,
     // 404); kapi's own controllers and bootstrap still store it.

@@ -33,7 +33,7 @@ use crate::registry::{meta, FieldValidation, ListParams, PatchType, Registries, 
 use crate::storage::backend::{
     Backend, BackendError, KeyValue, RangeRequest, RangeResponse, TxnOutcome, WatchReceiver,
 };
-use crate::storage::cacher::CacherSet;
+use crate::storage::cacher_set::CacherSet;
 use crate::storage::store::{decode_continue, encode_continue, Store};
 
 pub use crate::endpoints::negotiation::BodyFormat as Format;

@@ -175,7 +175,7 @@ pub mod testing {
     use crate::api::catalog::Resource;
     use crate::auth::UserInfo;
     use crate::registry::{Registries, WriteOptions};
-    use crate::storage::cacher::CacherSet;
+    use crate::storage::cacher_set::CacherSet;
     use crate::storage::embedded::Embedded;
     use crate::storage::store::Store;
 

@@ -149,6 +149,9 @@ const HONOURED: &[&str] = &[
     "authentication-token-webhook-version",
     "authentication-token-webhook-cache-ttl",
     "feature-gates",
+    "watch-cache",
+    "watch-cache-sizes",
+    "default-watch-cache-size",
     "requestheader-client-ca-file",
     "requestheader-allowed-names",
     "requestheader-username-headers",
@@ -196,12 +199,6 @@ pub const NO_OPS: &[(&str, &str)] = &[
         "default-unreachable-toleration-seconds",
         "no DefaultTolerationSeconds admission here",
     ),
-    (
-        "default-watch-cache-size",
-        "kapi's watch cache sizes itself",
-    ),
-    ("watch-cache", "kapi always serves watches from its cache"),
-    ("watch-cache-sizes", "kapi's watch cache sizes itself"),
     (
         "delete-collection-workers",
         "deletecollection runs in one pass",
@@ -782,6 +779,15 @@ impl Personality {
                 .map_err(|e| parse_err("authentication-token-webhook-cache-ttl", e))?;
         }
         o.feature_gates = feature_gates;
+        if let Some(v) = cl.bool("watch-cache") {
+            o.watch_cache = v;
+        }
+        if let Some(v) = cl.get("default-watch-cache-size") {
+            o.default_watch_cache_size = parse_go_int(v).ok_or_else(|| {
+                parse_err("default-watch-cache-size", format!("{v} is not a count"))
+            })?;
+        }
+        o.watch_cache_sizes = cl.list("watch-cache-sizes");
         o.requestheader_client_ca_file = path("requestheader-client-ca-file");
         o.requestheader_allowed_names = cl.list("requestheader-allowed-names");
         o.requestheader_username_headers = cl.list("requestheader-username-headers");

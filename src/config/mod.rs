@@ -266,6 +266,18 @@ pub struct ServeOptions {
     #[arg(long, value_name = "FILE", requires = "proxy_client_key_file")]
     pub proxy_client_cert_file: Option<PathBuf>,
 
+    /// Serve lists and watches from a watch cache (false: every read goes to storage).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
+    pub watch_cache: bool,
+
+    /// Watch cache size of resources no --watch-cache-sizes entry names; 0 reads them from storage.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub default_watch_cache_size: i64,
+
+    /// Per resource, `resource[.group]#size`, comma separated; only 0 (no cache) differs from the default.
+    #[arg(long, value_delimiter = ',', value_name = "SIZES")]
+    pub watch_cache_sizes: Vec<String>,
+
     /// Feature gates, `Name=bool` comma separated (kube-apiserver v1.34's; see `kapi kube-apiserver --help`).
     #[arg(long, value_name = "GATES")]
     pub feature_gates: Vec<String>,
@@ -563,6 +575,8 @@ pub struct CompletedConfig {
     pub request_header: Option<crate::auth::request_header::Settings>,
     /// The aggregator's client certificate and key; `None`: kapi's own.
     pub proxy_client: Option<(PathBuf, PathBuf)>,
+    /// `--watch-cache`, `--default-watch-cache-size`, `--watch-cache-sizes`.
+    pub watch_cache: crate::storage::cacher_set::WatchCachePolicy,
     /// `--feature-gates` over v1.34's defaults.
     pub feature_gates: feature_gates::FeatureGates,
     /// Said once at start.
@@ -763,7 +777,19 @@ impl ServeOptions {
         .resolve()
         .map_err(|(flag, message)| FlagError { flag, message })?;
         warnings.extend(header_warnings);
+        let watch_cache = crate::storage::cacher_set::WatchCachePolicy {
+            enabled: self.watch_cache,
+            default_size: self.default_watch_cache_size,
+            sizes: crate::storage::cacher_set::WatchCachePolicy::parse_sizes(
+                &self.watch_cache_sizes,
+            )
+            .map_err(|message| FlagError {
+                flag: "watch-cache-sizes",
+                message,
+            })?,
+        };
         Ok(CompletedConfig {
+            watch_cache,
             request_header,
             feature_gates,
             warnings,

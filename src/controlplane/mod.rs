@@ -112,7 +112,7 @@ fn metrics_text(body: String) -> Response {
 /// Keeps `apiserver_storage_objects` current from the watch caches, as
 /// upstream's storage-object-count tracker does.
 pub async fn track_object_counts(
-    cachers: crate::storage::cacher::CacherSet,
+    cachers: crate::storage::cacher_set::CacherSet,
     metrics: Metrics,
     stop: tokio_util::sync::CancellationToken,
 ) {

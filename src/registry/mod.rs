@@ -47,8 +47,9 @@ use crate::api::selector::{FieldSelector, LabelSelector};
 use crate::api::status::qualified_kind;
 use crate::api::ApiError;
 use crate::storage::cacher::{
-    AttrsFn, CacheWatch, Cacher, CacherSet, Filter, ObjectAttrs, WatchOptions, WatchStart,
+    AttrsFn, CacheWatch, Cacher, Filter, ObjectAttrs, WatchOptions, WatchStart,
 };
+use crate::storage::cacher_set::CacherSet;
 use crate::storage::store::{
     self, ListOptions, Preconditions, RvMatch, StorageError, Store, CONFLICT_MODIFIED,
 };
@@ -1027,10 +1028,11 @@ impl Registry {
         };
         let key = self.key(namespace, name);
         let began = trace::start_read();
-        let obj = self.cacher()?.get(&key, consistent, not_older_than).await;
+        let cacher = self.cacher()?;
+        let obj = cacher.get(&key, consistent, not_older_than).await;
         trace::stage(
             began,
-            "watch cache",
+            cacher.read_from(),
             if matches!(obj, Ok(Some(_))) {
                 "ok"
             } else {
@@ -1170,10 +1172,11 @@ impl Registry {
             });
         }
         let began = trace::start_read();
-        let listed = self.cacher()?.list(&filter, &opts).await;
+        let cacher = self.cacher()?;
+        let listed = cacher.list(&filter, &opts).await;
         trace::result(
             began,
-            "watch cache",
+            cacher.read_from(),
             &listed,
             || json!({"operation": "list", "prefix": filter.key_prefix.as_deref().unwrap_or(&self.key_root), "items": listed.as_ref().map(|r| r.items.len()).unwrap_or(0)}),
         );

@@ -145,7 +145,7 @@ pub struct Filter {
 }
 
 impl Filter {
-    fn matches(&self, o: &CachedObject) -> bool {
+    pub(super) fn matches(&self, o: &CachedObject) -> bool {
         if let Some(k) = &self.exact_key {
             if o.key != *k {
                 return false;
@@ -215,6 +215,10 @@ pub struct CacheWatch {
 }
 
 impl CacheWatch {
+    pub(super) fn new(events: mpsc::Receiver<WatchMessage>, terminated: CancellationToken) -> Self {
+        CacheWatch { events, terminated }
+    }
+
     /// The next event; `None` once the watch is closed.
     pub async fn recv(&mut self) -> Option<WatchMessage> {
         self.events.recv().await
@@ -259,6 +263,8 @@ pub struct Cacher {
     started: AtomicBool,
     next_watcher: AtomicU64,
     stop: CancellationToken,
+    /// Off: every read goes to storage (see [`super::uncached`]).
+    cached: bool,
 }
 
 /// A list served from the cache.
@@ -270,7 +276,7 @@ pub struct CacheList {
     pub remaining_item_count: Option<i64>,
 }
 
-fn decode_attrs(attrs: &AttrsFn, value: &[u8]) -> ObjectAttrs {
+pub(super) fn decode_attrs(attrs: &AttrsFn, value: &[u8]) -> ObjectAttrs {
     match serde_json::from_slice::<serde_json::Value>(value) {
         Ok(v) => attrs(&v),
         Err(_) => ObjectAttrs::default(),
@@ -287,7 +293,30 @@ impl Cacher {
         attrs: AttrsFn,
         stop: CancellationToken,
     ) -> Arc<Cacher> {
-        Arc::new(Cacher {
+        Arc::new(Cacher::build(prefix, resource, store, attrs, stop, true))
+    }
+
+    /// The same reader with the cache off: every read goes to storage.
+    pub fn without_cache(
+        prefix: String,
+        resource: (String, String),
+        store: Store,
+        attrs: AttrsFn,
+        stop: CancellationToken,
+    ) -> Arc<Cacher> {
+        Arc::new(Cacher::build(prefix, resource, store, attrs, stop, false))
+    }
+
+    fn build(
+        prefix: String,
+        resource: (String, String),
+        store: Store,
+        attrs: AttrsFn,
+        stop: CancellationToken,
+        cached: bool,
+    ) -> Cacher {
+        Cacher {
+            cached,
             prefix,
             resource,
             terminated_watchers: AtomicU64::new(0),
@@ -300,11 +329,20 @@ impl Cacher {
             started: AtomicBool::new(false),
             next_watcher: AtomicU64::new(1),
             stop,
-        })
+        }
     }
 
     pub fn prefix(&self) -> &str {
         &self.prefix
+    }
+
+    /// Where reads are served from, as the request trace names it.
+    pub fn read_from(&self) -> &'static str {
+        if self.cached {
+            "watch cache"
+        } else {
+            "storage (watch cache off)"
+        }
     }
 
     /// Objects currently cached (for `apiserver_storage_objects`).
@@ -404,7 +442,15 @@ impl Cacher {
         consistent: bool,
         not_older_than: i64,
     ) -> Result<Option<Arc<CachedObject>>, StorageError> {
-        if consistent && !self.consistent_from_cache() {
+        if !self.cached && not_older_than > 0 {
+            let current = self
+                .store
+                .backend()
+                .current_revision_of(&self.prefix)
+                .await?;
+            super::uncached::not_older_than(not_older_than, current)?;
+        }
+        if (consistent && !self.consistent_from_cache()) || !self.cached {
             return match self.store.get(key).await {
                 Ok(o) => Ok(Some(self.from_storage(o))),
                 Err(StorageError::NotFound { .. }) => Ok(None),
@@ -427,6 +473,13 @@ impl Cacher {
         filter: &Filter,
         opts: &ListOptions,
     ) -> Result<CacheList, StorageError> {
+        if !self.cached {
+            let listed = self.list_from_storage(filter, opts).await?;
+            if let Some(rv) = opts.resource_version {
+                super::uncached::not_older_than(rv, listed.resource_version)?;
+            }
+            return Ok(listed);
+        }
         if opts.resource_version.is_none() && !self.consistent_from_cache() {
             return self.list_from_storage(filter, opts).await;
         }
@@ -513,6 +566,10 @@ impl Cacher {
     }
 
     pub async fn watch(self: &Arc<Self>, opts: WatchOptions) -> Result<CacheWatch, StorageError> {
+        if !self.cached {
+            return super::uncached::watch(&self.store, &self.prefix, self.attrs.clone(), opts)
+                .await;
+        }
         self.wait_ready().await?;
         match opts.start {
             WatchStart::Now { consistent: true } if !self.consistent_from_cache() => {
@@ -841,7 +898,7 @@ impl Cacher {
 
 /// What one watcher sees of an event, given its filter (upstream's
 /// cacheWatcher.convertToWatchEvent).
-fn route(
+pub(super) fn route(
     ev: &CacheEvent,
     filter: &Filter,
     lines: Option<&Arc<EventLines>>,
@@ -875,84 +932,6 @@ pub fn json_watch_line(event_type: &str, object: &[u8]) -> Bytes {
     out.extend_from_slice(object);
     out.extend_from_slice(b"}\n");
     Bytes::from(out)
-}
-
-/// Keeps cachers, one per resource prefix, created on first use.
-#[derive(Clone)]
-pub struct CacherSet {
-    store: Store,
-    stop: CancellationToken,
-    cachers: Arc<RwLock<HashMap<String, Arc<Cacher>>>>,
-}
-
-impl CacherSet {
-    pub fn new(store: Store, stop: CancellationToken) -> Self {
-        CacherSet {
-            store,
-            stop,
-            cachers: Arc::default(),
-        }
-    }
-
-    pub fn store(&self) -> &Store {
-        &self.store
-    }
-
-    /// The cache of `prefix`, holding `resource` (group, plural).
-    pub fn get(
-        &self,
-        prefix: &str,
-        resource: (&str, &str),
-        attrs: impl FnOnce() -> AttrsFn,
-    ) -> Arc<Cacher> {
-        if let Some(c) = self.cachers.read().get(prefix) {
-            return c.clone();
-        }
-        let mut all = self.cachers.write();
-        all.entry(prefix.to_string())
-            .or_insert_with(|| {
-                Cacher::new(
-                    prefix.to_string(),
-                    (resource.0.to_string(), resource.1.to_string()),
-                    self.store.clone(),
-                    attrs(),
-                    self.stop.child_token(),
-                )
-            })
-            .clone()
-    }
-
-    /// `apiserver_terminated_watchers_total`, as upstream's cacher metrics
-    /// write it: a series for each resource that has closed a watcher.
-    pub fn render_metrics(&self, out: &mut String) {
-        use std::fmt::Write as _;
-        let mut counts: BTreeMap<(String, String), u64> = BTreeMap::new();
-        for c in self.cachers.read().values() {
-            let n = c.terminated_watchers();
-            if n > 0 {
-                *counts.entry(c.resource.clone()).or_default() += n;
-            }
-        }
-        if counts.is_empty() {
-            return;
-        }
-        out.push_str("# HELP apiserver_terminated_watchers_total [ALPHA] Counter of watchers closed due to unresponsiveness broken by resource type.\n# TYPE apiserver_terminated_watchers_total counter\n");
-        for ((group, resource), n) in counts {
-            let _ = writeln!(
-                out,
-                "apiserver_terminated_watchers_total{{group=\"{group}\",resource=\"{resource}\"}} {n}"
-            );
-        }
-    }
-
-    /// (prefix, object count) of every started cache.
-    pub fn counts(&self) -> Vec<(String, usize)> {
-        self.cachers
-            .read()
-            .iter()
-            .map(|(p, c)| (p.clone(), c.len()))
-            .collect()
-    }
 }
 
 #[cfg(test)]

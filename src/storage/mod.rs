@@ -5,6 +5,7 @@
 
 pub mod backend;
 pub mod cacher;
+pub mod cacher_set;
 pub mod codec;
 pub mod dump;
 pub mod embedded;
@@ -13,5 +14,6 @@ pub mod etcd;
 pub mod routed;
 pub mod rv;
 pub mod store;
+pub mod uncached;
 
 pub use backend::{Backend, BackendError, Event, EventKind, KeyValue};

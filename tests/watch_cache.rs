@@ -1,0 +1,201 @@
+//! `--watch-cache=false` and `--watch-cache-sizes=<resource>#0`: reads go
+//! to storage as upstream's etcd3 store serves them. Lists, gets and
+//! watches (selectors, sendInitialEvents, resuming from a resourceVersion)
+//! answer as with the cache; a watch from a compacted revision gets
+//! upstream's 410 ERROR event; the request trace names where a read came
+//! from.
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::etcd::EtcdCluster;
+use common::watch::{Next, WatchLines};
+use common::{kapi_bin, run, runtime, Kapi};
+use serde_json::{json, Value};
+
+/// Where `kapi trace-request GET path` says the read came from.
+fn read_from(k: &Kapi, path: &str) -> Vec<String> {
+    let (ok, out, err) = run(Command::new(kapi_bin())
+        .args(["trace-request", "GET", path, "-o", "json", "--kubeconfig"])
+        .arg(&k.kubeconfig));
+    assert!(ok, "{err}");
+    let v: Value = serde_json::from_str(&out).expect("json");
+    v["stages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["name"].as_str())
+        .filter(|n| n.contains("watch cache"))
+        .map(String::from)
+        .collect()
+}
+
+async fn next_event(w: &mut WatchLines) -> Value {
+    match w.next(Duration::from_secs(10)).await {
+        Next::Event(v) => v,
+        other => panic!("expected a watch event, got {other:?}"),
+    }
+}
+
+fn name_of(ev: &Value) -> (&str, &str) {
+    (
+        ev["type"].as_str().unwrap_or(""),
+        ev["object"]["metadata"]["name"].as_str().unwrap_or(""),
+    )
+}
+
+#[test]
+fn with_the_watch_cache_off_reads_come_from_storage_and_answer_the_same() {
+    let etcd = EtcdCluster::start(1);
+    let k = Kapi::start(&[
+        "--etcd-servers",
+        &etcd.endpoints()[0],
+        "--watch-cache=false",
+    ]);
+    assert_eq!(
+        read_from(&k, "/api/v1/namespaces/default/configmaps"),
+        ["storage (watch cache off)"]
+    );
+    let c = k.admin_client();
+    let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
+    runtime().block_on(async {
+        let create = |name: &str, label: &str| {
+            c.post(&base)
+                .json(&json!({"apiVersion": "v1", "kind": "ConfigMap",
+                    "metadata": {"name": name, "labels": {"x": label}}}))
+                .send()
+        };
+        let r = create("a", "1").await.expect("create");
+        assert_eq!(r.status(), 201);
+        // A selector watch from now: the current state, then arrivals and
+        // departures as the selector sees them.
+        let resp = c
+            .get(format!("{base}?watch=true&labelSelector=x%3D1&timeoutSeconds=20"))
+            .send()
+            .await
+            .expect("watch");
+        assert_eq!(resp.status(), 200);
+        let mut w = WatchLines::new(resp);
+        assert_eq!(name_of(&next_event(&mut w).await), ("ADDED", "a"));
+        let r = c
+            .patch(format!("{base}/a"))
+            .header("Content-Type", "application/merge-patch+json")
+            .body(r#"{"metadata":{"labels":{"x":"2"}}}"#)
+            .send()
+            .await
+            .expect("patch");
+        assert_eq!(r.status(), 200);
+        let moved: Value = r.json().await.expect("json");
+        assert_eq!(name_of(&next_event(&mut w).await), ("DELETED", "a"));
+        let r = create("b", "1").await.expect("create");
+        assert_eq!(r.status(), 201);
+        assert_eq!(name_of(&next_event(&mut w).await), ("ADDED", "b"));
+
+        // A watch list: every object, then the bookmark that ends them.
+        let resp = c
+            .get(format!("{base}?watch=true&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan&timeoutSeconds=20"))
+            .send()
+            .await
+            .expect("watch list");
+        let mut w = WatchLines::new(resp);
+        let mut names = Vec::new();
+        let end = loop {
+            let ev = next_event(&mut w).await;
+            match name_of(&ev) {
+                ("ADDED", name) => names.push(name.to_string()),
+                _ => break ev,
+            }
+        };
+        names.sort();
+        // With the namespace's kube-root-ca.crt.
+        assert_eq!(names, ["a", "b", "kube-root-ca.crt"]);
+        assert_eq!(end["type"], "BOOKMARK");
+        assert_eq!(
+            end["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"],
+            "true"
+        );
+
+        // Resuming after a resourceVersion replays what came after it.
+        let rv = moved["metadata"]["resourceVersion"].as_str().expect("rv");
+        let resp = c
+            .get(format!("{base}?watch=true&resourceVersion={rv}&timeoutSeconds=20"))
+            .send()
+            .await
+            .expect("watch");
+        let mut w = WatchLines::new(resp);
+        assert_eq!(name_of(&next_event(&mut w).await), ("ADDED", "b"));
+
+        // Lists and gets hold to resourceVersion semantics.
+        let list: Value = c
+            .get(format!("{base}?resourceVersion=0"))
+            .send()
+            .await
+            .expect("list")
+            .json()
+            .await
+            .expect("json");
+        assert_eq!(list["items"].as_array().map(Vec::len), Some(3));
+        let r = c
+            .get(format!("{base}/a?resourceVersion=999999999"))
+            .send()
+            .await
+            .expect("get");
+        assert_eq!(r.status(), 504);
+        let status: Value = r.json().await.expect("json");
+        assert!(
+            status["message"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("Timeout: Too large resource version: 999999999, current: "),
+            "{status}"
+        );
+
+        // A watch from a compacted revision: upstream's etcd3 watcher's 410.
+        etcd.compact(etcd.revision());
+        let resp = c
+            .get(format!("{base}?watch=true&resourceVersion={rv}&timeoutSeconds=5"))
+            .send()
+            .await
+            .expect("watch");
+        assert_eq!(resp.status(), 200);
+        let mut w = WatchLines::new(resp);
+        let err = next_event(&mut w).await;
+        assert_eq!(err["type"], "ERROR");
+        assert_eq!(err["object"]["code"], 410);
+        assert_eq!(
+            err["object"]["message"],
+            "The resourceVersion for the provided watch is too old."
+        );
+    });
+}
+
+#[test]
+fn a_size_of_zero_turns_the_cache_off_for_that_resource_only() {
+    let k = Kapi::start(&["--watch-cache-sizes=configmaps#0,deployments.apps#50"]);
+    assert_eq!(
+        read_from(&k, "/api/v1/namespaces/default/configmaps"),
+        ["storage (watch cache off)"]
+    );
+    assert_eq!(
+        read_from(&k, "/api/v1/namespaces/default/secrets"),
+        ["watch cache"]
+    );
+    assert_eq!(
+        read_from(&k, "/apis/apps/v1/namespaces/default/deployments"),
+        ["watch cache"]
+    );
+    let dir = tempfile::tempdir().expect("tmp");
+    let (ok, _, err) = run(Command::new(kapi_bin())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir.path())
+        .arg("--watch-cache-sizes=pods#-1"));
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "invalid value for --watch-cache-sizes: watch cache size cannot be negative: pods#-1"
+        ),
+        "{err}"
+    );
+}
