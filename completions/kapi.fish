@@ -101,6 +101,7 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-uid-he
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-group-headers -d 'Request headers naming the user\'s groups (X-Remote-Group is suggested)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l requestheader-extra-headers-prefix -d 'Request header prefixes of the user\'s extra values (X-Remote-Extra- is suggested)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l proxy-client-cert-file -d 'Client certificate the aggregator presents to aggregated API servers (default: kapi\'s front-proxy-client)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l tls-sni-cert-key -d 'More serving pairs chosen by SNI: `cert,key[:name,...]` (names default to the certificate\'s); repeatable' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l watch-cache -d 'Serve lists and watches from a watch cache (false: every read goes to storage)' -r -f -a "true\t''
 false\t''"
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l default-watch-cache-size -d 'Watch cache size of resources no --watch-cache-sizes entry names; 0 reads them from storage' -r
@@ -110,6 +111,7 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l proxy-client-key-fil
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s v -l v -d 'Log verbosity, as kube-apiserver\'s -v: 0 info, 2 debug, 4 trace' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l logging-format -d 'Log lines as text (for a person) or JSON (one object per line, as kube-apiserver\'s --logging-format=json)' -r -f -a "text\t''
 json\t''"
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l enable-bootstrap-token-auth -d 'Accept bootstrap tokens (Secrets `kube-system/bootstrap-token-<id>`) as bearer tokens'
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -l kubeconfig -d 'The kubeconfig file (default: every file of $KUBECONFIG, merged as kubectl merges them; else ./.kapi/admin.kubeconfig; else ~/.kube/config)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand routes" -l context -d 'The kubeconfig context to use (default: its current-context)' -r

@@ -92,6 +92,7 @@ _arguments "${_arguments_options[@]}" : \
 '*--requestheader-group-headers=[Request headers naming the user'\''s groups (X-Remote-Group is suggested)]:HEADERS:_default' \
 '*--requestheader-extra-headers-prefix=[Request header prefixes of the user'\''s extra values (X-Remote-Extra- is suggested)]:PREFIXES:_default' \
 '--proxy-client-cert-file=[Client certificate the aggregator presents to aggregated API servers (default\: kapi'\''s front-proxy-client)]:FILE:_files' \
+'*--tls-sni-cert-key=[More serving pairs chosen by SNI\: \`cert,key\[\:name,...\]\` (names default to the certificate'\''s); repeatable]:CERT,KEY[:NAMES]:_default' \
 '--watch-cache=[Serve lists and watches from a watch cache (false\: every read goes to storage)]:BOOL:(true false)' \
 '--default-watch-cache-size=[Watch cache size of resources no --watch-cache-sizes entry names; 0 reads them from storage]:N:_default' \
 '*--watch-cache-sizes=[Per resource, \`resource\[.group\]#size\`, comma separated; only 0 (no cache) differs from the default]:SIZES:_default' \
@@ -100,6 +101,7 @@ _arguments "${_arguments_options[@]}" : \
 '-v+[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--v=[Log verbosity, as kube-apiserver'\''s -v\: 0 info, 2 debug, 4 trace]:LEVEL:_default' \
 '--logging-format=[Log lines as text (for a person) or JSON (one object per line, as kube-apiserver'\''s --logging-format=json)]:FORMAT:(text json)' \
+'--enable-bootstrap-token-auth[Accept bootstrap tokens (Secrets \`kube-system/bootstrap-token-<id>\`) as bearer tokens]' \
 '-h[Print help]' \
 '--help[Print help]' \
 && ret=0

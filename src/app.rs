@@ -204,6 +204,9 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let mut authenticator = Authenticator::new(tokens, cfg.anonymous_auth)
         .with_service_accounts(token_issuer.clone(), registries.clone())
         .with_request_headers(trust.front_proxy.headers.clone());
+    if cfg.enable_bootstrap_token_auth {
+        authenticator = authenticator.with_bootstrap_tokens(registries.clone());
+    }
     if let Some((kubeconfig, version, ttl)) = &cfg.token_webhook {
         let webhook = crate::auth::token_webhook::TokenWebhook::connect(
             kubeconfig,
@@ -229,8 +232,9 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let authorizer: Arc<dyn Authorizer> = Arc::new(authorizer_chain(
         &cfg.authorization_modes,
         &rbac_index,
+        &registries,
         authz_webhook,
-    ));
+    )?);
     let admission_config = match &cfg.admission_config_file {
         Some(f) => crate::admission::config::AdmissionConfig::load(f)
             .map_err(|e| anyhow::anyhow!("--admission-control-config-file: {e}"))?,
@@ -598,8 +602,9 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
 fn authorizer_chain(
     modes: &[AuthorizationMode],
     index: &SharedIndex,
+    registries: &Registries,
     mut webhook: Option<crate::auth::authz_webhook::WebhookAuthorizer>,
-) -> Chain {
+) -> anyhow::Result<Chain> {
     let mut chain: Vec<Box<dyn Authorizer>> = vec![Box::new(PrivilegedGroups::default())];
     for mode in modes {
         chain.push(match mode {
@@ -612,9 +617,13 @@ fn authorizer_chain(
             AuthorizationMode::Rbac => Box::new(RbacAuthorizer {
                 index: index.clone(),
             }),
+            AuthorizationMode::Node => Box::new(
+                crate::auth::node::NodeAuthorizer::new(registries.clone())
+                    .map_err(|e| anyhow::anyhow!(e))?,
+            ),
         });
     }
-    Chain(chain)
+    Ok(Chain(chain))
 }
 
 /// The admission chain of `--enable-admission-plugins` and
@@ -1068,7 +1077,20 @@ fn tls_serving(
         ),
         None => (pki.serving.cert_pem.clone(), pki.serving.key_pem.clone()),
     };
-    TlsServing::with_policy(&cert, &key, client_ca, &cfg.tls_policy).map_err(|e| anyhow::anyhow!(e))
+    let mut sni = Vec::new();
+    for n in &cfg.tls_sni_cert_key {
+        let read = |f: &std::path::Path| {
+            std::fs::read_to_string(f)
+                .with_context(|| format!("--tls-sni-cert-key {}", f.display()))
+        };
+        sni.push(crate::server::sni::LoadedCert {
+            cert_pem: read(&n.cert_file)?,
+            key_pem: read(&n.key_file)?,
+            names: n.names.clone(),
+        });
+    }
+    TlsServing::with_policy(&cert, &key, client_ca, &cfg.tls_policy, &sni)
+        .map_err(|e| anyhow::anyhow!(e))
 }
 
 fn health_checks(

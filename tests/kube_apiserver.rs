@@ -30,13 +30,6 @@ fn envtest_cert_dir(dir: &Path) -> (String, (String, String)) {
     (serving_ca.cert_pem, admin)
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
-}
-
 /// A directory holding kapi as `kube-apiserver`, as KUBEBUILDER_ASSETS would.
 fn assets() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().expect("tmp");
@@ -92,7 +85,7 @@ fn envtest_starts_kapi_as_kube_apiserver() {
     let etcd = common::etcd::EtcdCluster::start(1);
     let cert_dir = tempfile::tempdir().expect("tmp");
     let (serving_ca, admin) = envtest_cert_dir(cert_dir.path());
-    let port = free_port();
+    let port = common::etcd::free_port();
     let t0 = Instant::now();
     let _server = Child(
         Command::new(&bin)

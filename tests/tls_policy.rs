@@ -1,5 +1,6 @@
 //! Issue 24: `--tls-min-version` and `--tls-cipher-suites` with Go's names,
-//! as kube-apiserver takes them: the handshake offers only what they allow.
+//! as kube-apiserver takes them: the handshake offers only what they allow;
+//! `--tls-sni-cert-key` serves another certificate for the names it covers.
 
 mod common;
 
@@ -118,6 +119,75 @@ fn unknown_versions_and_suites_are_refused_with_upstreams_words() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("cipher suites may not be specified when --tls-min-version is 'VersionTLS13'"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sni_picks_the_certificate_of_the_name_asked_for() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let ca = common::pki::Ca::new("sni-ca");
+    let write = |name: &str, pem: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, pem).expect("write");
+        p.display().to_string()
+    };
+    // One pair named on the command line, one by its own names.
+    let (api_crt, api_key) = ca.serving_for("api", &["api.example.test"]);
+    let (wild_crt, wild_key) = ca.serving_for("wild", &["*.apps.example.test"]);
+    let k = Kapi::start(&[
+        &format!(
+            "--tls-sni-cert-key={},{}:api.example.test",
+            write("api.crt", &api_crt),
+            write("api.key", &api_key)
+        ),
+        &format!(
+            "--tls-sni-cert-key={},{}",
+            write("wild.crt", &wild_crt),
+            write("wild.key", &wild_key)
+        ),
+    ]);
+    let port: u16 = k
+        .url
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let identity = format!("{}{}", k.pki("admin.crt"), k.pki("admin.key"));
+    // A client that trusts only the given CA: the handshake fails unless
+    // the server presents a certificate of that CA for the name.
+    let get = |host: &str, ca_pem: &str| {
+        let c = reqwest::Client::builder()
+            .tls_certs_only([reqwest::Certificate::from_pem(ca_pem.as_bytes()).expect("ca")])
+            .identity(reqwest::Identity::from_pem(identity.as_bytes()).expect("id"))
+            .resolve(host, addr)
+            .timeout(std::time::Duration::from_secs(10))
+            .build()
+            .expect("client");
+        let url = format!("https://{host}:{port}/version");
+        async move { c.get(url).send().await.map(|r| r.status().as_u16()) }
+    };
+    common::runtime().block_on(async {
+        assert_eq!(get("api.example.test", &ca.cert_pem).await.ok(), Some(200));
+        assert_eq!(
+            get("x.apps.example.test", &ca.cert_pem).await.ok(),
+            Some(200)
+        );
+        // Anything else gets kapi's own serving certificate.
+        assert!(get("localhost", &ca.cert_pem).await.is_err());
+        assert_eq!(get("localhost", &k.pki("ca.crt")).await.ok(), Some(200));
+        assert!(get("api.example.test", &k.pki("ca.crt")).await.is_err());
+    });
+    let (ok, _, err) = common::run(
+        std::process::Command::new(common::kapi_bin())
+            .args(["serve", "--secure-port", "0", "--data-dir"])
+            .arg(dir.path().join("bad"))
+            .arg("--tls-sni-cert-key=only-one-file"),
+    );
+    assert!(!ok);
+    assert!(
+        err.contains("invalid value for --tls-sni-cert-key: expected comma separated certificate and key file paths"),
         "{err}"
     );
 }

@@ -47,6 +47,8 @@ pub struct Authenticator {
         Arc<super::serviceaccount::TokenIssuer>,
         crate::registry::Registries,
     )>,
+    /// Bootstrap tokens are Secrets looked up here.
+    bootstrap_tokens: Option<crate::registry::Registries>,
     /// Tokens nothing else knows go to this webhook.
     webhook: Option<Arc<super::token_webhook::TokenWebhook>>,
     /// The headers a front proxy names its user in.
@@ -67,6 +69,7 @@ impl Authenticator {
             tokens: tokens.map(Arc::new),
             anonymous,
             service_accounts: None,
+            bootstrap_tokens: None,
             webhook: None,
             request_headers: Arc::new(HeaderNames::standard().clone()),
         }
@@ -90,9 +93,22 @@ impl Authenticator {
         self
     }
 
-    async fn webhook_user(&self, token: &str) -> Option<UserInfo> {
+    /// Also accept bootstrap tokens (`--enable-bootstrap-token-auth`).
+    pub fn with_bootstrap_tokens(mut self, registries: crate::registry::Registries) -> Self {
+        self.bootstrap_tokens = Some(registries);
+        self
+    }
+
+    /// The authenticators after the file and ServiceAccount ones, in
+    /// upstream's order: bootstrap tokens, then the webhook.
+    async fn later_token_user(&self, token: &str) -> Option<(UserInfo, &'static str)> {
+        if let Some(registries) = &self.bootstrap_tokens {
+            if let Some(user) = super::bootstrap_token::authenticate(registries, token).await {
+                return Some((user, "bootstrap"));
+            }
+        }
         match &self.webhook {
-            Some(w) => w.authenticate(token).await,
+            Some(w) => w.authenticate(token).await.map(|u| (u, "webhook")),
             None => None,
         }
     }
@@ -133,8 +149,8 @@ impl Authenticator {
             return Ok((user.clone().with_authenticated_group(), auds));
         }
         let Some((issuer, registries)) = &self.service_accounts else {
-            return match self.webhook_user(token).await {
-                Some(user) => Ok((user.with_authenticated_group(), api_audiences)),
+            return match self.later_token_user(token).await {
+                Some((user, _)) => Ok((user.with_authenticated_group(), api_audiences)),
                 None => Err("invalid bearer token".into()),
             };
         };
@@ -153,8 +169,8 @@ impl Authenticator {
                 &super::serviceaccount::unverified_audiences(token),
             )),
             Some(Err(_)) => Err("invalid bearer token".into()),
-            None => match self.webhook_user(token).await {
-                Some(user) => Ok((user.with_authenticated_group(), api_audiences)),
+            None => match self.later_token_user(token).await {
+                Some((user, _)) => Ok((user.with_authenticated_group(), api_audiences)),
                 None => Err("invalid bearer token".into()),
             },
         }
@@ -245,10 +261,10 @@ impl Authenticator {
                     None => {}
                 }
             }
-            if let Some(user) = self.webhook_user(token).await {
+            if let Some((user, method)) = self.later_token_user(token).await {
                 return Ok(Authenticated {
                     user: user.with_authenticated_group(),
-                    method: "webhook",
+                    method,
                 });
             }
             return Err(AuthenticationError::InvalidToken);

@@ -149,6 +149,8 @@ const HONOURED: &[&str] = &[
     "authentication-token-webhook-version",
     "authentication-token-webhook-cache-ttl",
     "feature-gates",
+    "tls-sni-cert-key",
+    "enable-bootstrap-token-auth",
     "watch-cache",
     "watch-cache-sizes",
     "default-watch-cache-size",
@@ -779,6 +781,13 @@ impl Personality {
                 .map_err(|e| parse_err("authentication-token-webhook-cache-ttl", e))?;
         }
         o.feature_gates = feature_gates;
+        // Each value is one pair (its names are comma separated too).
+        o.tls_sni_cert_key = cl
+            .values
+            .get("tls-sni-cert-key")
+            .cloned()
+            .unwrap_or_default();
+        o.enable_bootstrap_token_auth = cl.bool("enable-bootstrap-token-auth").unwrap_or(false);
         if let Some(v) = cl.bool("watch-cache") {
             o.watch_cache = v;
         }

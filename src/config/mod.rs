@@ -266,6 +266,14 @@ pub struct ServeOptions {
     #[arg(long, value_name = "FILE", requires = "proxy_client_key_file")]
     pub proxy_client_cert_file: Option<PathBuf>,
 
+    /// More serving pairs chosen by SNI: `cert,key[:name,...]` (names default to the certificate's); repeatable.
+    #[arg(long, value_name = "CERT,KEY[:NAMES]", action = clap::ArgAction::Append)]
+    pub tls_sni_cert_key: Vec<String>,
+
+    /// Accept bootstrap tokens (Secrets `kube-system/bootstrap-token-<id>`) as bearer tokens.
+    #[arg(long)]
+    pub enable_bootstrap_token_auth: bool,
+
     /// Serve lists and watches from a watch cache (false: every read goes to storage).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, value_name = "BOOL")]
     pub watch_cache: bool,
@@ -360,10 +368,12 @@ pub enum AuthorizationMode {
     AlwaysDeny,
     Rbac,
     Webhook,
+    Node,
 }
 
 impl AuthorizationMode {
-    pub const NAMES: &'static [&'static str] = &["AlwaysAllow", "AlwaysDeny", "RBAC", "Webhook"];
+    pub const NAMES: &'static [&'static str] =
+        &["AlwaysAllow", "AlwaysDeny", "Node", "RBAC", "Webhook"];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -371,6 +381,7 @@ impl AuthorizationMode {
             AuthorizationMode::AlwaysDeny => "AlwaysDeny",
             AuthorizationMode::Rbac => "RBAC",
             AuthorizationMode::Webhook => "Webhook",
+            AuthorizationMode::Node => "Node",
         }
     }
 }
@@ -421,6 +432,7 @@ fn parse_authorization_modes(values: &[String]) -> Result<Vec<AuthorizationMode>
             "AlwaysDeny" => AuthorizationMode::AlwaysDeny,
             "RBAC" => AuthorizationMode::Rbac,
             "Webhook" => AuthorizationMode::Webhook,
+            "Node" => AuthorizationMode::Node,
             other => {
                 return Err(err(format!(
                     "authorization-mode {other:?} is not a valid mode (supported: {})",
@@ -575,6 +587,9 @@ pub struct CompletedConfig {
     pub request_header: Option<crate::auth::request_header::Settings>,
     /// The aggregator's client certificate and key; `None`: kapi's own.
     pub proxy_client: Option<(PathBuf, PathBuf)>,
+    pub enable_bootstrap_token_auth: bool,
+    /// `--tls-sni-cert-key`, in flag order.
+    pub tls_sni_cert_key: Vec<crate::server::sni::NamedCertKey>,
     /// `--watch-cache`, `--default-watch-cache-size`, `--watch-cache-sizes`.
     pub watch_cache: crate::storage::cacher_set::WatchCachePolicy,
     /// `--feature-gates` over v1.34's defaults.
@@ -788,7 +803,18 @@ impl ServeOptions {
                 message,
             })?,
         };
+        let tls_sni_cert_key = self
+            .tls_sni_cert_key
+            .iter()
+            .map(|v| crate::server::sni::NamedCertKey::parse(v))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|message| FlagError {
+                flag: "tls-sni-cert-key",
+                message,
+            })?;
         Ok(CompletedConfig {
+            tls_sni_cert_key,
+            enable_bootstrap_token_auth: self.enable_bootstrap_token_auth,
             watch_cache,
             request_header,
             feature_gates,

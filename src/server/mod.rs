@@ -13,6 +13,7 @@ pub mod instance_lock;
 pub mod metrics;
 pub mod request_info;
 pub mod serve;
+pub mod sni;
 pub mod webhook;
 
 pub use chain::{GenericServer, HandlerKind, RouteInfo};

@@ -10,8 +10,6 @@ use axum::Router;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::PrivateKeyDer;
 use rustls::ServerConfig;
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
@@ -19,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tower::Service;
 
 use super::filters::ConnInfo;
-use crate::auth::x509::{parse_pem_certs, ClientCertAuthority};
+use crate::auth::x509::ClientCertAuthority;
 
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// upstream's `ReadHeaderTimeout`: a client that has not sent a whole
@@ -150,18 +148,18 @@ impl TlsServing {
         key_pem: &str,
         client_ca: ClientCertAuthority,
     ) -> Result<Self, String> {
-        TlsServing::with_policy(cert_pem, key_pem, client_ca, &TlsPolicy::default())
+        TlsServing::with_policy(cert_pem, key_pem, client_ca, &TlsPolicy::default(), &[])
     }
 
+    /// Serving `cert_pem`, or one of `sni` for the names they cover.
     pub fn with_policy(
         cert_pem: &str,
         key_pem: &str,
         client_ca: ClientCertAuthority,
         policy: &TlsPolicy,
+        sni: &[super::sni::LoadedCert],
     ) -> Result<Self, String> {
-        let certs = parse_pem_certs(cert_pem)?;
-        let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
-            .map_err(|e| format!("serving key: {e}"))?;
+        let resolver = super::sni::SniResolver::new(cert_pem, key_pem, sni)?;
         let mut provider = (*crate::crypto_provider()).clone();
         if !policy.tls12_suites.is_empty() {
             provider.cipher_suites.retain(|s| {
@@ -177,8 +175,7 @@ impl TlsServing {
             .with_protocol_versions(versions)
             .map_err(|e| format!("TLS: {e}"))?
             .with_client_cert_verifier(client_ca.tls_verifier())
-            .with_single_cert(certs, key)
-            .map_err(|e| format!("serving certificate: {e}"))?;
+            .with_cert_resolver(Arc::new(resolver));
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(TlsServing {
             config: Arc::new(config),

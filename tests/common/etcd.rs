@@ -19,7 +19,7 @@ pub struct EtcdCluster {
     pub members: Vec<EtcdMember>,
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

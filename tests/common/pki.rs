@@ -30,26 +30,32 @@ impl Ca {
 
     /// A client certificate (CN the user, each O a group): PEM cert and key.
     pub fn client(&self, cn: &str, orgs: &[&str]) -> (String, String) {
-        self.leaf(cn, orgs, false)
+        self.leaf(cn, orgs, None)
     }
 
     /// A serving certificate for localhost and 127.0.0.1: PEM cert and key.
     pub fn serving(&self, cn: &str) -> (String, String) {
-        self.leaf(cn, &["envtest"], true)
+        self.leaf(cn, &["envtest"], Some(&["localhost"]))
     }
 
-    fn leaf(&self, cn: &str, orgs: &[&str], server: bool) -> (String, String) {
+    /// A serving certificate for `dns_names` (and 127.0.0.1).
+    pub fn serving_for(&self, cn: &str, dns_names: &[&str]) -> (String, String) {
+        self.leaf(cn, &[], Some(dns_names))
+    }
+
+    fn leaf(&self, cn: &str, orgs: &[&str], server: Option<&[&str]>) -> (String, String) {
         let key = KeyPair::generate().expect("key");
         let mut p = CertificateParams::new(Vec::<String>::new()).expect("params");
         p.distinguished_name.push(DnType::CommonName, cn);
         for o in orgs {
             p.distinguished_name.push(DnType::OrganizationName, *o);
         }
-        if server {
-            p.subject_alt_names = vec![
-                SanType::DnsName("localhost".try_into().expect("dns")),
-                SanType::IpAddress("127.0.0.1".parse().expect("ip")),
-            ];
+        if let Some(names) = server {
+            p.subject_alt_names = names
+                .iter()
+                .map(|n| SanType::DnsName((*n).try_into().expect("dns")))
+                .chain([SanType::IpAddress("127.0.0.1".parse().expect("ip"))])
+                .collect();
             p.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ServerAuth];
         } else {
             p.extended_key_usages = vec![rcgen::ExtendedKeyUsagePurpose::ClientAuth];
