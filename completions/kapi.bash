@@ -1044,7 +1044,7 @@ _kapi() {
             return 0
             ;;
         kapi__subcmd__serve)
-            opts="-v -h --secure-port --bind-address --advertise-address --data-dir --cert-dir --tls-cert-file --tls-private-key-file --client-ca-file --etcd-servers --etcd-prefix --storage-media-type --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-servers-overrides --etcd-compaction-interval --service-cluster-ip-range --service-node-port-range --anonymous-auth --token-auth-file --enable-admission-plugins --disable-admission-plugins --allow-privileged --authorization-mode --max-requests-inflight --max-mutating-requests-inflight --enable-priority-and-fairness --http2-max-streams-per-connection --min-request-timeout --request-timeout --shutdown-delay-duration --kubeconfig-out --admission-control-config-file --audit-policy-file --audit-log-path --controllers --service-account-issuer --service-account-key-file --service-account-signing-key-file --api-audiences --profiling --encryption-provider-config --runtime-config --authentication-token-webhook-config-file --authentication-token-webhook-version --authentication-token-webhook-cache-ttl --authorization-webhook-config-file --authorization-webhook-version --authorization-webhook-cache-authorized-ttl --authorization-webhook-cache-unauthorized-ttl --tls-min-version --tls-cipher-suites --requestheader-client-ca-file --requestheader-allowed-names --requestheader-username-headers --requestheader-uid-headers --requestheader-group-headers --requestheader-extra-headers-prefix --proxy-client-cert-file --tls-sni-cert-key --enable-bootstrap-token-auth --watch-cache --default-watch-cache-size --watch-cache-sizes --feature-gates --proxy-client-key-file --v --logging-format --help"
+            opts="-v -h --secure-port --bind-address --advertise-address --data-dir --cert-dir --tls-cert-file --tls-private-key-file --client-ca-file --etcd-servers --etcd-prefix --storage-media-type --etcd-cafile --etcd-certfile --etcd-keyfile --etcd-servers-overrides --etcd-compaction-interval --service-cluster-ip-range --service-node-port-range --anonymous-auth --token-auth-file --enable-admission-plugins --disable-admission-plugins --allow-privileged --authorization-mode --max-requests-inflight --max-mutating-requests-inflight --enable-priority-and-fairness --http2-max-streams-per-connection --min-request-timeout --request-timeout --shutdown-delay-duration --kubeconfig-out --admission-control-config-file --audit-policy-file --audit-log-path --audit-webhook-config-file --audit-webhook-mode --audit-webhook-batch-max-size --audit-webhook-batch-max-wait --audit-webhook-initial-backoff --audit-webhook-version --controllers --service-account-issuer --service-account-key-file --service-account-signing-key-file --api-audiences --profiling --encryption-provider-config --runtime-config --authentication-token-webhook-config-file --authentication-token-webhook-version --authentication-token-webhook-cache-ttl --authorization-webhook-config-file --authorization-webhook-version --authorization-webhook-cache-authorized-ttl --authorization-webhook-cache-unauthorized-ttl --tls-min-version --tls-cipher-suites --requestheader-client-ca-file --requestheader-allowed-names --requestheader-username-headers --requestheader-uid-headers --requestheader-group-headers --requestheader-extra-headers-prefix --proxy-client-cert-file --tls-sni-cert-key --enable-bootstrap-token-auth --watch-cache --default-watch-cache-size --watch-cache-sizes --feature-gates --proxy-client-key-file --v --logging-format --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1187,6 +1187,30 @@ _kapi() {
                     return 0
                     ;;
                 --audit-log-path)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audit-webhook-config-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audit-webhook-mode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audit-webhook-batch-max-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audit-webhook-batch-max-wait)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audit-webhook-initial-backoff)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --audit-webhook-version)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

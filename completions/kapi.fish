@@ -74,8 +74,14 @@ complete -c kapi -n "__fish_kapi_using_subcommand serve" -l request-timeout -d '
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l shutdown-delay-duration -d 'After SIGTERM, keep serving this long with /readyz failing before draining, so load balancers stop sending (Go duration)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l kubeconfig-out -d 'Where to write the admin kubeconfig (default: <data-dir>/admin.kubeconfig)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l admission-control-config-file -d 'AdmissionConfiguration (apiserver.config.k8s.io/v1) holding the plugins\' own configuration (EventRateLimit\'s, for one)' -r -F
-complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-policy-file -d 'audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-policy-file -d 'audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path or --audit-webhook-config-file)' -r -F
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-log-path -d 'Where audit events go, as JSON lines ("-" for stdout)' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-webhook-config-file -d 'Kubeconfig of a webhook that receives audit events as EventLists' -r -F
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-webhook-mode -d 'How audit events reach the webhook: batch (blocking modes are not implemented)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-webhook-batch-max-size -d 'Events per webhook batch' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-webhook-batch-max-wait -d 'Longest a webhook batch waits for more events (Go duration)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-webhook-initial-backoff -d 'Wait before the first retry of a failed webhook batch (Go duration)' -r
+complete -c kapi -n "__fish_kapi_using_subcommand serve" -l audit-webhook-version -d 'API version of the webhook\'s EventLists: audit.k8s.io/v1' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l controllers -d 'Built-in controllers to run: `*` for all, `name` to add, `-name` to remove (kube-controller-manager\'s flag)' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-issuer -d 'Issuer (`iss`) of ServiceAccount tokens' -r
 complete -c kapi -n "__fish_kapi_using_subcommand serve" -l service-account-key-file -d 'PEM files with public keys (or certificates, or private keys) that verify ServiceAccount tokens; repeatable (default: the signing key\'s)' -r -F

@@ -66,8 +66,14 @@ _arguments "${_arguments_options[@]}" : \
 '--shutdown-delay-duration=[After SIGTERM, keep serving this long with /readyz failing before draining, so load balancers stop sending (Go duration)]:DURATION:_default' \
 '--kubeconfig-out=[Where to write the admin kubeconfig (default\: <data-dir>/admin.kubeconfig)]:FILE:_files' \
 '--admission-control-config-file=[AdmissionConfiguration (apiserver.config.k8s.io/v1) holding the plugins'\'' own configuration (EventRateLimit'\''s, for one)]:FILE:_files' \
-'--audit-policy-file=[audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path)]:FILE:_files' \
+'--audit-policy-file=[audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path or --audit-webhook-config-file)]:FILE:_files' \
 '--audit-log-path=[Where audit events go, as JSON lines ("-" for stdout)]:FILE:_files' \
+'--audit-webhook-config-file=[Kubeconfig of a webhook that receives audit events as EventLists]:FILE:_files' \
+'--audit-webhook-mode=[How audit events reach the webhook\: batch (blocking modes are not implemented)]:MODE:_default' \
+'--audit-webhook-batch-max-size=[Events per webhook batch]:N:_default' \
+'--audit-webhook-batch-max-wait=[Longest a webhook batch waits for more events (Go duration)]:DURATION:_default' \
+'--audit-webhook-initial-backoff=[Wait before the first retry of a failed webhook batch (Go duration)]:DURATION:_default' \
+'--audit-webhook-version=[API version of the webhook'\''s EventLists\: audit.k8s.io/v1]:VERSION:_default' \
 '*--controllers=[Built-in controllers to run\: \`*\` for all, \`name\` to add, \`-name\` to remove (kube-controller-manager'\''s flag)]:NAMES:_default' \
 '--service-account-issuer=[Issuer (\`iss\`) of ServiceAccount tokens]:URL:_default' \
 '*--service-account-key-file=[PEM files with public keys (or certificates, or private keys) that verify ServiceAccount tokens; repeatable (default\: the signing key'\''s)]:FILE:_files' \

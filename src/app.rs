@@ -190,13 +190,26 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     };
     registries.set_allocator("", "Service", Arc::new(allocator));
     crate::registry::core::set_allow_privileged(cfg.allow_privileged);
-    // Auditing is on when both a policy and a log are given, as upstream.
-    let auditor = match (&cfg.audit_policy_file, &cfg.audit_log_path) {
-        (Some(policy), Some(log)) => Some(crate::server::audit::Auditor {
+    // Auditing is on with a policy and a log file or webhook, as upstream.
+    let mut audit_logs = Vec::new();
+    if let Some(log) = &cfg.audit_log_path {
+        audit_logs.push(
+            crate::server::audit::Log::open(log)
+                .map_err(|e| anyhow::anyhow!("--audit-log-path: {e}"))?,
+        );
+    }
+    if let Some((kubeconfig, batching)) = &cfg.audit_webhook {
+        audit_logs.push(
+            crate::server::audit::Log::webhook(kubeconfig, batching.clone())
+                .await
+                .map_err(|e| anyhow::anyhow!(e))?,
+        );
+    }
+    let auditor = match &cfg.audit_policy_file {
+        Some(policy) if !audit_logs.is_empty() => Some(crate::server::audit::Auditor {
             policy: crate::server::audit::Policy::load(policy)
                 .map_err(|e| anyhow::anyhow!("--audit-policy-file: {e}"))?,
-            log: crate::server::audit::Log::open(log)
-                .map_err(|e| anyhow::anyhow!("--audit-log-path: {e}"))?,
+            logs: audit_logs,
         }),
         _ => None,
     };

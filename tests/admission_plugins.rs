@@ -472,23 +472,15 @@ async fn image_review_backend(
 }
 
 fn image_policy_config(dir: &std::path::Path, server: &str, policy: &str) -> String {
-    let kubeconfig = dir.join("imagereview.kubeconfig");
-    std::fs::write(
-        &kubeconfig,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: backend\n  cluster: {{server: \"{server}\"}}\n\
-             users:\n- name: kapi\n  user: {{token: secret}}\ncontexts:\n- name: backend\n  context: {{cluster: backend, user: kapi}}\n\
-             current-context: backend\n"
-        ),
-    )
-    .expect("write");
+    let kubeconfig =
+        common::http::webhook_kubeconfig(dir, "imagereview.kubeconfig", server, Some("secret"));
     let admission = dir.join("admission.yaml");
     std::fs::write(
         &admission,
         format!(
             "apiVersion: apiserver.config.k8s.io/v1\nkind: AdmissionConfiguration\nplugins:\n\
              - name: ImagePolicyWebhook\n  configuration:\n    imagePolicy:\n      kubeConfigFile: {}\n{policy}",
-            kubeconfig.display()
+            kubeconfig
         ),
     )
     .expect("write");

@@ -24,17 +24,7 @@ async fn webhook() -> (String, Arc<Mutex<Vec<Value>>>) {
 }
 
 fn kubeconfig(dir: &std::path::Path, server: &str) -> String {
-    let path = dir.join("webhook.kubeconfig");
-    std::fs::write(
-        &path,
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: authn\n  cluster: {{server: \"{server}\"}}\n\
-             users:\n- name: kapi\n  user: {{}}\ncontexts:\n- name: authn\n  context: {{cluster: authn, user: kapi}}\n\
-             current-context: authn\n"
-        ),
-    )
-    .expect("write");
-    path.to_string_lossy().into_owned()
+    common::http::webhook_kubeconfig(dir, "webhook.kubeconfig", server, None)
 }
 
 async fn whoami(k: &Kapi, token: &str) -> (u16, Value) {

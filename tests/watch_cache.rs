@@ -186,12 +186,7 @@ fn a_size_of_zero_turns_the_cache_off_for_that_resource_only() {
         read_from(&k, "/apis/apps/v1/namespaces/default/deployments"),
         ["watch cache"]
     );
-    let dir = tempfile::tempdir().expect("tmp");
-    let (ok, _, err) = run(Command::new(kapi_bin())
-        .args(["serve", "--secure-port", "0", "--data-dir"])
-        .arg(dir.path())
-        .arg("--watch-cache-sizes=pods#-1"));
-    assert!(!ok);
+    let err = common::serve_refused(&["--watch-cache-sizes=pods#-1"]);
     assert!(
         err.contains(
             "invalid value for --watch-cache-sizes: watch cache size cannot be negative: pods#-1"

@@ -149,6 +149,13 @@ const HONOURED: &[&str] = &[
     "authentication-token-webhook-version",
     "authentication-token-webhook-cache-ttl",
     "feature-gates",
+    "audit-webhook-config-file",
+    "audit-webhook-mode",
+    "audit-webhook-batch-max-size",
+    "audit-webhook-batch-max-wait",
+    "audit-webhook-initial-backoff",
+    "audit-webhook-batch-initial-backoff",
+    "audit-webhook-version",
     "tls-sni-cert-key",
     "enable-bootstrap-token-auth",
     "watch-cache",
@@ -249,6 +256,31 @@ pub const NO_OPS: &[(&str, &str)] = &[
     (
         "audit-log-batch-throttle-qps",
         "audit lines are written as they come",
+    ),
+    (
+        "audit-webhook-batch-buffer-size",
+        "the webhook's batcher buffers without a bound",
+    ),
+    (
+        "audit-webhook-batch-throttle-burst",
+        "batches are sent as they fill, unthrottled",
+    ),
+    (
+        "audit-webhook-batch-throttle-enable",
+        "batches are sent as they fill, unthrottled",
+    ),
+    (
+        "audit-webhook-batch-throttle-qps",
+        "batches are sent as they fill, unthrottled",
+    ),
+    ("audit-webhook-truncate-enabled", "events are sent whole"),
+    (
+        "audit-webhook-truncate-max-batch-size",
+        "events are sent whole",
+    ),
+    (
+        "audit-webhook-truncate-max-event-size",
+        "events are sent whole",
     ),
     ("audit-log-compress", "no rotation"),
     ("audit-log-format", "JSON lines"),
@@ -734,6 +766,40 @@ impl Personality {
         o.audit_policy_file = path("audit-policy-file");
         o.admission_control_config_file = path("admission-control-config-file");
         o.audit_log_path = path("audit-log-path");
+        o.audit_webhook_config_file = path("audit-webhook-config-file");
+        if let Some(v) = cl.get("audit-webhook-mode") {
+            o.audit_webhook_mode = v.into();
+        }
+        if let Some(v) = cl.get("audit-webhook-version") {
+            o.audit_webhook_version = v.into();
+        }
+        if let Some(v) = cl.get("audit-webhook-batch-max-size") {
+            o.audit_webhook_batch_max_size = parse_go_int(v)
+                .and_then(|n| usize::try_from(n).ok())
+                .ok_or_else(|| {
+                    parse_err(
+                        "audit-webhook-batch-max-size",
+                        format!("{v} is not a count"),
+                    )
+                })?;
+        }
+        let duration = |name: &str| {
+            cl.get(name)
+                .map(|v| crate::config::duration::parse(v).map_err(|e| parse_err(name, e)))
+                .transpose()
+        };
+        if let Some(d) = duration("audit-webhook-batch-max-wait")? {
+            o.audit_webhook_batch_max_wait = d;
+        }
+        // The batch backoff is the deprecated spelling of the same setting.
+        for name in [
+            "audit-webhook-batch-initial-backoff",
+            "audit-webhook-initial-backoff",
+        ] {
+            if let Some(d) = duration(name)? {
+                o.audit_webhook_initial_backoff = d;
+            }
+        }
         // The first issuer signs; kapi accepts tokens of the first only.
         if let Some(first) = cl.list("service-account-issuer").into_iter().next() {
             o.service_account_issuer = first;

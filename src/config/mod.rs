@@ -162,13 +162,37 @@ pub struct ServeOptions {
     #[arg(long, value_name = "FILE")]
     pub admission_control_config_file: Option<PathBuf>,
 
-    /// audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path).
+    /// audit.k8s.io/v1 Policy deciding what is audited (needs --audit-log-path or --audit-webhook-config-file).
     #[arg(long, value_name = "FILE")]
     pub audit_policy_file: Option<PathBuf>,
 
     /// Where audit events go, as JSON lines ("-" for stdout).
     #[arg(long, value_name = "FILE")]
     pub audit_log_path: Option<PathBuf>,
+
+    /// Kubeconfig of a webhook that receives audit events as EventLists.
+    #[arg(long, value_name = "FILE")]
+    pub audit_webhook_config_file: Option<PathBuf>,
+
+    /// How audit events reach the webhook: batch (blocking modes are not implemented).
+    #[arg(long, default_value = "batch", value_name = "MODE")]
+    pub audit_webhook_mode: String,
+
+    /// Events per webhook batch.
+    #[arg(long, default_value_t = 400, value_name = "N")]
+    pub audit_webhook_batch_max_size: usize,
+
+    /// Longest a webhook batch waits for more events (Go duration).
+    #[arg(long, default_value = "30s", value_parser = duration::parse, value_name = "DURATION")]
+    pub audit_webhook_batch_max_wait: Duration,
+
+    /// Wait before the first retry of a failed webhook batch (Go duration).
+    #[arg(long, default_value = "10s", value_parser = duration::parse, value_name = "DURATION")]
+    pub audit_webhook_initial_backoff: Duration,
+
+    /// API version of the webhook's EventLists: audit.k8s.io/v1.
+    #[arg(long, default_value = "audit.k8s.io/v1", value_name = "VERSION")]
+    pub audit_webhook_version: String,
 
     /// Built-in controllers to run: `*` for all, `name` to add, `-name` to remove (kube-controller-manager's flag).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
@@ -571,6 +595,8 @@ pub struct CompletedConfig {
     pub audit_policy_file: Option<PathBuf>,
     pub admission_config_file: Option<PathBuf>,
     pub audit_log_path: Option<PathBuf>,
+    /// The audit webhook's kubeconfig and batching.
+    pub audit_webhook: Option<(PathBuf, crate::server::audit_webhook::Batching)>,
     pub controllers: crate::controlplane::manager::Selection,
     /// `/debug/flags` is served.
     pub profiling: bool,
@@ -704,6 +730,7 @@ impl ServeOptions {
             ("tls-cert-file", &self.tls_cert_file),
             ("tls-private-key-file", &self.tls_private_key_file),
             ("audit-policy-file", &self.audit_policy_file),
+            ("audit-webhook-config-file", &self.audit_webhook_config_file),
             (
                 "encryption-provider-config",
                 &self.encryption_provider_config,
@@ -812,7 +839,41 @@ impl ServeOptions {
                 flag: "tls-sni-cert-key",
                 message,
             })?;
+        if self.audit_webhook_mode != "batch" {
+            return Err(FlagError {
+                flag: "audit-webhook-mode",
+                message: match self.audit_webhook_mode.as_str() {
+                    "blocking" | "blocking-strict" => format!(
+                        "kapi sends audit webhooks in batches only, not {:?}",
+                        self.audit_webhook_mode
+                    ),
+                    other => format!(
+                        "invalid audit webhook mode {other:?}, allowed modes are \"batch,blocking,blocking-strict\""
+                    ),
+                },
+            });
+        }
+        if self.audit_webhook_version != "audit.k8s.io/v1" {
+            return Err(FlagError {
+                flag: "audit-webhook-version",
+                message: format!(
+                    "invalid audit webhook version {}, version is not registered: audit.k8s.io/v1 is",
+                    self.audit_webhook_version
+                ),
+            });
+        }
+        let audit_webhook = self.audit_webhook_config_file.map(|f| {
+            (
+                f,
+                crate::server::audit_webhook::Batching {
+                    max_size: self.audit_webhook_batch_max_size.max(1),
+                    max_wait: self.audit_webhook_batch_max_wait,
+                    initial_backoff: self.audit_webhook_initial_backoff,
+                },
+            )
+        });
         Ok(CompletedConfig {
+            audit_webhook,
             tls_sni_cert_key,
             enable_bootstrap_token_auth: self.enable_bootstrap_token_auth,
             watch_cache,

@@ -1,6 +1,8 @@
 //! Auditing: `--audit-policy-file` (audit.k8s.io/v1 Policy) decides each
 //! request's level; `--audit-log-path` receives audit.k8s.io/v1 Events as
-//! JSON lines, written off the request path by a background task.
+//! JSON lines, written off the request path by a background task, and
+//! `--audit-webhook-config-file` gets them in batches (see
+//! [`super::audit_webhook`]).
 
 use std::io::Write;
 use std::path::Path;
@@ -196,13 +198,24 @@ impl Policy {
     }
 }
 
-/// Where events go: a background writer to a file or stdout.
+/// Where events go: a background writer to a file or stdout, or the
+/// webhook's batcher.
 #[derive(Debug, Clone)]
 pub struct Log {
     tx: mpsc::UnboundedSender<Value>,
 }
 
 impl Log {
+    /// Events to `--audit-webhook-config-file`'s server.
+    pub async fn webhook(
+        kubeconfig: &Path,
+        batching: super::audit_webhook::Batching,
+    ) -> Result<Log, String> {
+        Ok(Log {
+            tx: super::audit_webhook::start(kubeconfig, batching).await?,
+        })
+    }
+
     /// `-` writes to stdout, as upstream.
     pub fn open(path: &Path) -> Result<Log, String> {
         let mut out: Box<dyn Write + Send> = if path == Path::new("-") {
@@ -251,7 +264,19 @@ pub fn now_micro() -> String {
 #[derive(Debug, Clone)]
 pub struct Auditor {
     pub policy: Policy,
-    pub log: Log,
+    /// The log file and the webhook, whichever are configured.
+    pub logs: Vec<Log>,
+}
+
+impl Auditor {
+    pub fn write(&self, event: Value) {
+        if let Some((last, rest)) = self.logs.split_last() {
+            for log in rest {
+                log.write(event.clone());
+            }
+            last.write(event);
+        }
+    }
 }
 
 /// What an event needs to know about one request.
@@ -264,6 +289,9 @@ pub struct Request<'a> {
     pub source_ip: String,
     pub user_agent: &'a str,
     pub received: &'a str,
+    /// The metadata of the object a create or update sent, which fills in
+    /// `objectRef` as upstream's LogRequestObject does.
+    pub object_meta: Option<Value>,
 }
 
 /// One audit.k8s.io/v1 Event.
@@ -302,6 +330,19 @@ pub fn event(
         }
         if !r.info.subresource.is_empty() {
             obj["subresource"] = json!(r.info.subresource);
+        }
+        if let Some(meta) = &r.object_meta {
+            for (field, key) in [
+                ("namespace", "namespace"),
+                ("name", "name"),
+                ("uid", "uid"),
+                ("resourceVersion", "resourceVersion"),
+            ] {
+                let given = meta[key].as_str().filter(|v| !v.is_empty());
+                if let (None, Some(v)) = (obj.get(field), given) {
+                    obj[field] = json!(v);
+                }
+            }
         }
         ev["objectRef"] = obj;
     }

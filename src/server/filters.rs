@@ -617,7 +617,7 @@ async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -
         .get::<ConnInfo>()
         .map(|c| c.remote.ip().to_string())
         .unwrap_or_default();
-    let r = audit_log::Request {
+    let mut r = audit_log::Request {
         audit_id: &audit_id,
         level,
         info: &info,
@@ -626,10 +626,11 @@ async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -
         source_ip,
         user_agent: &ua,
         received: &received,
+        object_meta: None,
     };
     let stage_on = |stage: &str| !omit.iter().any(|o| o == stage);
     if stage_on("RequestReceived") {
-        auditor.log.write(audit_log::event(
+        auditor.write(audit_log::event(
             &r,
             "RequestReceived",
             None,
@@ -638,14 +639,11 @@ async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -
             serde_json::json!({}),
         ));
     }
-    // Request and RequestResponse levels record the request body.
+    // Request and RequestResponse levels record the request body; every
+    // level names the object a create or update sends in `objectRef`.
     let mut request_object = None;
-    if level >= Level::Request
-        && matches!(
-            *req.method(),
-            http::Method::POST | http::Method::PUT | http::Method::PATCH
-        )
-    {
+    let writes_object = matches!(*req.method(), http::Method::POST | http::Method::PUT);
+    if writes_object || (level >= Level::Request && *req.method() == http::Method::PATCH) {
         if let Some(e) = crate::endpoints::declared_too_large(req.headers()) {
             return with_id(e.into_response());
         }
@@ -659,6 +657,12 @@ async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -
             }
         };
         request_object = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
+        if writes_object {
+            r.object_meta = request_object.as_ref().map(|o| o["metadata"].clone());
+        }
+        if level < Level::Request {
+            request_object = None;
+        }
         req = Request::from_parts(parts, axum::body::Body::from(bytes));
     }
     let resp = next.run(req).await;
@@ -670,7 +674,7 @@ async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -
     if info.is_long_running() {
         // Streams are audited when they start; the end is not awaited.
         if stage_on("ResponseStarted") {
-            auditor.log.write(audit_log::event(
+            auditor.write(audit_log::event(
                 &r,
                 "ResponseStarted",
                 Some(code),
@@ -693,7 +697,7 @@ async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -
         resp
     };
     if stage_on("ResponseComplete") {
-        auditor.log.write(audit_log::event(
+        auditor.write(audit_log::event(
             &r,
             "ResponseComplete",
             Some(code),

@@ -3,6 +3,7 @@
 //! knows about particular resources.
 
 pub mod audit;
+pub mod audit_webhook;
 pub mod chain;
 pub mod debug_flags;
 pub mod filters;

@@ -76,3 +76,26 @@ where
     });
     (url, got)
 }
+
+/// A kubeconfig naming `server` for kapi's outgoing webhooks (token and
+/// authorization reviews, audit events), written to `dir/<name>`; `token`
+/// is the bearer token kapi sends, if any. Returns its path.
+pub fn webhook_kubeconfig(
+    dir: &std::path::Path,
+    name: &str,
+    server: &str,
+    token: Option<&str>,
+) -> String {
+    let path = dir.join(name);
+    let user = token.map_or("{}".to_string(), |t| format!("{{token: {t}}}"));
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: backend\n  cluster: {{server: \"{server}\"}}\n\
+             users:\n- name: kapi\n  user: {user}\ncontexts:\n- name: backend\n  context: {{cluster: backend, user: kapi}}\n\
+             current-context: backend\n"
+        ),
+    )
+    .expect("write");
+    path.to_string_lossy().into_owned()
+}

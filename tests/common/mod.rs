@@ -259,6 +259,18 @@ fn which(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// `kapi serve` with `args` on a throwaway data dir, expected to refuse
+/// to start: its standard error.
+pub fn serve_refused(args: &[&str]) -> String {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (ok, _, err) = run(Command::new(kapi_bin())
+        .args(["serve", "--secure-port", "0", "--data-dir"])
+        .arg(dir.path())
+        .args(args));
+    assert!(!ok, "kapi serve {args:?} started");
+    err
+}
+
 /// Runs a command and returns (success, stdout, stderr). What kapi writes
 /// to standard error is checked for Rust Debug shapes.
 pub fn run(cmd: &mut Command) -> (bool, String, String) {
