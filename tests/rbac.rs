@@ -725,7 +725,7 @@ fn authorization_modes() {
                 "--secure-port",
                 "0",
                 "--authorization-mode",
-                "Node,RBAC",
+                "ABAC,RBAC",
                 "--data-dir",
             ])
             .arg(dir.path()),
@@ -734,7 +734,7 @@ fn authorization_modes() {
     assert!(!out.ok);
     assert_eq!(
         out.stderr.trim(),
-        "kapi: invalid value for --authorization-mode: authorization-mode \"Node\" is not a valid mode (supported: AlwaysAllow, AlwaysDeny, RBAC, Webhook)"
+        "kapi: invalid value for --authorization-mode: authorization-mode \"ABAC\" is not a valid mode (supported: AlwaysAllow, AlwaysDeny, Node, RBAC, Webhook)"
     );
     assert!(out.stdout.is_empty(), "{}", out.stdout);
 

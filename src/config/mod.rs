@@ -1040,8 +1040,12 @@ mod tests {
             Some(vec![AuthorizationMode::AlwaysDeny, AuthorizationMode::Rbac])
         );
         assert_eq!(
-            modes(&["Node", "RBAC"]).map_err(|e| e.to_string()).err().as_deref(),
-            Some("invalid value for --authorization-mode: authorization-mode \"Node\" is not a valid mode (supported: AlwaysAllow, AlwaysDeny, RBAC, Webhook)")
+            modes(&["Node", "RBAC"]).ok(),
+            Some(vec![AuthorizationMode::Node, AuthorizationMode::Rbac])
+        );
+        assert_eq!(
+            modes(&["ABAC", "RBAC"]).map_err(|e| e.to_string()).err().as_deref(),
+            Some("invalid value for --authorization-mode: authorization-mode \"ABAC\" is not a valid mode (supported: AlwaysAllow, AlwaysDeny, Node, RBAC, Webhook)")
         );
         assert!(modes(&["RBAC", "RBAC"]).is_err());
         assert!(modes(&[""]).is_err());
