@@ -172,7 +172,10 @@ impl Flags {
             ("requestheader-allowed-names", &self.allowed_names),
         ] {
             if values.iter().any(|v| v.trim().is_empty()) {
-                return Err((flag, format!("empty value in {flag:?}")));
+                return Err((
+                    flag,
+                    format!("empty value in {}", crate::api::go_quote(flag)),
+                ));
             }
         }
         let mut warnings = Vec::new();

@@ -844,11 +844,12 @@ impl ServeOptions {
                 flag: "audit-webhook-mode",
                 message: match self.audit_webhook_mode.as_str() {
                     "blocking" | "blocking-strict" => format!(
-                        "kapi sends audit webhooks in batches only, not {:?}",
-                        self.audit_webhook_mode
+                        "kapi sends audit webhooks in batches only, not {}",
+                        crate::api::go_quote(&self.audit_webhook_mode)
                     ),
                     other => format!(
-                        "invalid audit webhook mode {other:?}, allowed modes are \"batch,blocking,blocking-strict\""
+                        "invalid audit webhook mode {}, allowed modes are \"batch,blocking,blocking-strict\"",
+                        crate::api::go_quote(other)
                     ),
                 },
             });
