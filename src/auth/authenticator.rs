@@ -209,7 +209,8 @@ impl Authenticator {
                 }
                 if creds.bearer_token.is_none() {
                     return Err(AuthenticationError::Certificate(format!(
-                        "front proxy {proxy:?} sent no {} header",
+                        "front proxy {} sent no {} header",
+                        crate::api::go_quote(proxy),
                         self.request_headers
                             .username
                             .first()
