@@ -67,9 +67,32 @@ pub struct Started {
     serving: JoinHandle<()>,
     /// The controller manager, awaited on shutdown so it can hand its lease back.
     manager: Arc<parking_lot::Mutex<Option<JoinHandle<()>>>>,
+    /// Stops the controller manager alone, while the caches it reads and
+    /// writes through still run.
+    manager_stop: CancellationToken,
     /// The data dir, ours until the store is closed.
     lock: InstanceLock,
+    /// Where the objects every kapi writes alike at start are stored.
+    seed_prefixes: Vec<String>,
 }
+
+/// What [`Started::take_seed`] takes: the bootstrap objects of the
+/// post-start hooks, none of which names this server (its address, CA,
+/// identity or port).
+const SEEDED: &[(&str, &str)] = &[
+    ("", "namespaces"),
+    ("rbac.authorization.k8s.io", "clusterroles"),
+    ("rbac.authorization.k8s.io", "clusterrolebindings"),
+    ("rbac.authorization.k8s.io", "roles"),
+    ("rbac.authorization.k8s.io", "rolebindings"),
+    ("scheduling.k8s.io", "priorityclasses"),
+    ("flowcontrol.apiserver.k8s.io", "flowschemas"),
+    (
+        "flowcontrol.apiserver.k8s.io",
+        "prioritylevelconfigurations",
+    ),
+    ("apiregistration.k8s.io", "apiservices"),
+];
 
 /// How long in-flight requests get to finish after a stop is asked for.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(20);
@@ -96,16 +119,31 @@ impl Started {
         self.background.cancel();
     }
 
+    /// This server's bootstrap objects as stored, to plant in another
+    /// server's empty store (`CompletedConfig::seed`).
+    pub async fn take_seed(&self) -> anyhow::Result<crate::storage::seed::Seed> {
+        crate::storage::seed::Seed::take(&*self.backend, &self.seed_prefixes)
+            .await
+            .map_err(|e| anyhow::anyhow!("taking the seed: {e}"))
+    }
+
     pub async fn shutdown(self) {
         self.shutting_down.store(true, Ordering::Release);
         self.stop.cancel();
-        self.background.cancel();
-        let _ = self.serving.await;
+        // The manager hands its lease back through the watch cache: it
+        // stops first, while the caches still run (stopped caches would
+        // make each of its reads wait out the freshness timeout).
+        self.manager_stop.cancel();
         let manager = self.manager.lock().take();
         if let Some(m) = manager {
             let _ = tokio::time::timeout(Duration::from_secs(5), m).await;
         }
+        tracing::debug!("shutdown: controllers stopped");
+        self.background.cancel();
+        let _ = self.serving.await;
+        tracing::debug!("shutdown: connections drained");
         self.backend.close().await;
+        tracing::debug!("shutdown: storage closed");
         drop(self.lock);
     }
 }
@@ -130,7 +168,12 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     } else {
         format!("--cert-dir {}", cfg.cert_dir.display())
     };
-    let pki = tokio::task::spawn_blocking(move || Pki::ensure(&cert_dir, &names))
+    // A store that need not survive a crash has certificates that need not either.
+    let durable = match &cfg.storage {
+        StorageBackend::Embedded { durable, .. } => *durable,
+        _ => true,
+    };
+    let pki = tokio::task::spawn_blocking(move || Pki::ensure_with(&cert_dir, &names, durable))
         .await
         .context("certificate task")?
         .map_err(|e| anyhow::anyhow!("{flag}: {e}"))?;
@@ -156,6 +199,12 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
 
     obs.step("storage");
     let backend = open_storage(&cfg).await?;
+    if let Some(seed) = &cfg.seed {
+        tracing::debug!(keys = seed.len(), "planting the seed");
+        seed.plant(&*backend, &format!("{}/", cfg.storage_prefix))
+            .await
+            .map_err(|e| anyhow::anyhow!("planting the seed: {e}"))?;
+    }
     obs.done("storage", &storage_detail(&cfg));
     let background = CancellationToken::new();
     let store = Store::new(backend.clone());
@@ -181,6 +230,11 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             catalog.add(pods);
         }
     }
+    let seed_prefixes = SEEDED
+        .iter()
+        .filter_map(|(group, plural)| catalog.get_stored(group, "v1", plural))
+        .map(|r| format!("{}/{}/", cfg.storage_prefix, r.storage_path))
+        .collect();
     let registries = Registries::new(catalog.clone(), cachers.clone(), cfg.storage_prefix.clone());
     let allocator = controlplane::allocator::ServiceAllocator {
         cidr: cfg.service_cluster_ip_range,
@@ -324,10 +378,11 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let shutting_down = Arc::new(AtomicBool::new(false));
     let mut hooks = PostStartHooks::default();
     // kube-controller-manager's controllers, on the instance holding its lease.
+    let clocks = cfg.clocks;
     let mut manager = controlplane::manager::Manager::default();
     let i = informers.clone();
     manager.add("namespace", move |stop| {
-        controlplane::namespace::run(i.clone(), stop)
+        controlplane::namespace::run(i.clone(), clocks, stop)
     });
     let i = informers.clone();
     manager.add("garbagecollector", move |stop| {
@@ -343,7 +398,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     });
     let i = informers.clone();
     manager.add("podgc", move |stop| {
-        controlplane::podgc::run(i.clone(), stop)
+        controlplane::podgc::run(i.clone(), clocks, stop)
     });
     let i = informers.clone();
     manager.add("pvc-protection", move |stop| {
@@ -355,22 +410,29 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     });
     let i = informers.clone();
     manager.add("resourcequota", move |stop| {
-        controlplane::resourcequota::run(i.clone(), stop)
+        controlplane::resourcequota::run(i.clone(), clocks, stop)
     });
     let r = registries.clone();
     manager.add("service-allocation-repair", move |stop| {
         controlplane::repair::run(r.clone(), stop)
     });
+    let manager_stop = background.child_token();
     let (mgr_registries, mgr_stop, selection) = (
         registries.clone(),
-        background.child_token(),
+        manager_stop.clone(),
         cfg.controllers.clone(),
     );
     let identity = format!("kapi-{}", uuid::Uuid::new_v4());
     let manager_task = Arc::new(parking_lot::Mutex::new(None));
     let task = manager_task.clone();
     hooks.add("start-kube-controller-manager", move || async move {
-        let handle = tokio::spawn(manager.run(mgr_registries, identity, selection, mgr_stop));
+        let handle = tokio::spawn(manager.run(
+            mgr_registries,
+            identity,
+            selection,
+            clocks.leader_elect_retry_period,
+            mgr_stop,
+        ));
         *task.lock() = Some(handle);
         Ok(())
     });
@@ -412,6 +474,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     hooks.add("start-apiextensions-controllers", move || async move {
         tokio::spawn(crate::apiextensions::controller::run(
             crd_informers,
+            clocks,
             crd_stop,
         ));
         Ok(())
@@ -606,7 +669,9 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         shutdown_delay: cfg.shutdown_delay,
         serving,
         manager: manager_task,
+        manager_stop,
         lock,
+        seed_prefixes,
     })
 }
 

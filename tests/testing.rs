@@ -295,3 +295,181 @@ async fn crds_from_a_yaml_file_are_served_before_the_client_is_handed_out() {
         .expect("refused");
     assert!(err.to_string().contains("bad.yaml"), "{err}");
 }
+
+/// A namespace holding a pod bound to a node no kubelet runs, deleted: on
+/// a cluster the pod stays Terminating until podgc's quarantine (40 s) has
+/// passed, and the namespace with it. With short clocks both are gone
+/// within a few seconds; with upstream's the namespace is still there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn short_clocks_let_a_namespace_with_an_unkubeleted_pod_go_at_once() {
+    use k8s_openapi::api::core::v1::{Namespace, Pod};
+    async fn namespace_with_bound_pod(server: &Server) -> Api<Namespace> {
+        let namespaces: Api<Namespace> = Api::all(server.client());
+        let ns: Namespace =
+            serde_json::from_value(json!({"metadata": {"name": "doomed"}})).expect("ns");
+        namespaces
+            .create(&PostParams::default(), &ns)
+            .await
+            .expect("namespace");
+        let pods: Api<Pod> = Api::namespaced(server.client(), "doomed");
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "p"},
+            "spec": {"nodeName": "ghost", "containers": [{"name": "c", "image": "busybox"}]}
+        }))
+        .expect("pod");
+        // The namespace's default ServiceAccount, which admission wants,
+        // comes from a controller.
+        let t0 = std::time::Instant::now();
+        loop {
+            match pods.create(&PostParams::default(), &pod).await {
+                Ok(_) => break,
+                Err(_) if t0.elapsed() < Duration::from_secs(10) => {
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("pod: {e}"),
+            }
+        }
+        namespaces
+            .delete("doomed", &Default::default())
+            .await
+            .expect("delete namespace");
+        namespaces
+    }
+
+    let short = Server::builder()
+        .short_clocks()
+        .start()
+        .await
+        .expect("start");
+    let namespaces = namespace_with_bound_pod(&short).await;
+    let t0 = std::time::Instant::now();
+    while namespaces.get_opt("doomed").await.expect("get").is_some() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "the namespace is still there after 5 s with short clocks"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    short.shutdown().await;
+
+    let upstream = Server::start().await.expect("start");
+    let namespaces = namespace_with_bound_pod(&upstream).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let ns = namespaces.get("doomed").await.expect("still there");
+    assert!(
+        ns.metadata.deletion_timestamp.is_some(),
+        "Terminating, waiting for the pod"
+    );
+    upstream.shutdown().await;
+}
+
+/// Webhook configurations written for a cluster (a `service` reference)
+/// call a webhook served in the test, which answers with kube-rs's own
+/// admission types: its JSONPatch mutates, its denial refuses.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn webhooks_written_for_a_cluster_call_the_tests_own_server() {
+    use k8s_openapi::api::admissionregistration::v1::{
+        MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+    };
+    use kapi::testing::{Webhook, WebhookCertificates};
+    use kube::core::admission::AdmissionResponse;
+    let calls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = calls.clone();
+    let webhook = Webhook::serve(move |path, request| {
+        let counted = counted.clone();
+        async move {
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let name = request.name.clone();
+            let response = AdmissionResponse::from(&request);
+            match path.as_str() {
+                "/mutate-configmaps" => {
+                    let patch: json_patch_4::Patch = serde_json::from_value(json!([
+                        {"op": "add", "path": "/metadata/labels/webhooked", "value": "yes"}
+                    ]))
+                    .expect("patch");
+                    response.with_patch(patch).expect("patch")
+                }
+                "/validate-configmaps" if name.starts_with("bad") => {
+                    response.deny(format!("{name} is a bad name"))
+                }
+                _ => response,
+            }
+        }
+    })
+    .await
+    .expect("webhook");
+    // As a project's config/webhook/manifests.yaml has them.
+    let rules = json!([{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"],
+        "resources": ["configmaps"]}]);
+    let hook = |name: &str, path: &str| {
+        json!({"name": name, "sideEffects": "None", "admissionReviewVersions": ["v1"],
+            "objectSelector": {"matchLabels": {"test": "yes"}}, "rules": rules,
+            "clientConfig": {"service": {"namespace": "system", "name": "webhook-service", "path": path}}})
+    };
+    let mutating: MutatingWebhookConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": "mutating"},
+        "webhooks": [hook("mconfigmap.example.com", "/mutate-configmaps")]
+    }))
+    .expect("mutating");
+    let validating: ValidatingWebhookConfiguration = serde_json::from_value(json!({
+        "metadata": {"name": "validating"},
+        "webhooks": [hook("vconfigmap.example.com", "/validate-configmaps")]
+    }))
+    .expect("validating");
+    let server = Server::builder()
+        .mutating_webhooks(mutating, &webhook)
+        .validating_webhooks(validating, &webhook)
+        .start()
+        .await
+        .expect("start");
+    let installed: MutatingWebhookConfiguration = Api::all(server.client())
+        .get("mutating")
+        .await
+        .expect("installed");
+    let config = &installed.webhooks.unwrap_or_default()[0].client_config;
+    assert_eq!(
+        config.url.as_deref(),
+        Some(webhook.url("/mutate-configmaps").as_str())
+    );
+    assert!(config.service.is_none());
+
+    let configmaps: Api<ConfigMap> = Api::namespaced(server.client(), "default");
+    let cm = |name: &str| -> ConfigMap {
+        serde_json::from_value(json!({"metadata": {"name": name, "labels": {"test": "yes"}}}))
+            .expect("cm")
+    };
+    // The first request after the client is handed out is already called out.
+    let made = configmaps
+        .create(&PostParams::default(), &cm("good"))
+        .await
+        .expect("create");
+    assert_eq!(
+        made.metadata.labels.unwrap_or_default().get("webhooked"),
+        Some(&"yes".to_string())
+    );
+    match configmaps
+        .create(&PostParams::default(), &cm("bad-one"))
+        .await
+    {
+        Err(kube::Error::Api(s)) => assert!(
+            s.message
+                .contains("admission webhook \"vconfigmap.example.com\" denied the request")
+                && s.message.contains("bad-one is a bad name"),
+            "{s:?}"
+        ),
+        other => panic!("the validating webhook let it through: {other:?}"),
+    }
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 4);
+
+    // Certificates for a webhook server the test runs itself.
+    let certs = WebhookCertificates::generate().expect("certificates");
+    for f in ["ca.crt", "tls.crt", "tls.key"] {
+        assert!(certs.dir().join(f).is_file(), "{f}");
+    }
+    let dir = certs.dir().to_path_buf();
+    let theirs = Webhook::running_at("127.0.0.1:9443".parse().expect("addr"), certs);
+    assert_eq!(theirs.url("/x"), "https://127.0.0.1:9443/x");
+    drop(theirs);
+    assert!(!dir.exists(), "the certificate directory goes with it");
+    server.shutdown().await;
+}

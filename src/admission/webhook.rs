@@ -172,6 +172,39 @@ struct Answer {
     warnings: Vec<String>,
 }
 
+/// `response.patch` is a Go `[]byte`: base64 text, or (as Go's decoder also
+/// takes, and kube-rs's `AdmissionResponse` sends) an array of byte values.
+fn response_patch(v: &Value) -> Result<Option<Vec<u8>>, Failure> {
+    let decode_error = |what: String| Failure::Calling(format!("failed to call webhook: {what}"));
+    let bytes = match v {
+        Value::String(p) => base64::engine::general_purpose::STANDARD
+            .decode(p)
+            .map_err(|e| decode_error(format!("illegal base64 data in response.patch: {e}")))?,
+        Value::Array(items) => items
+            .iter()
+            .map(|i| {
+                i.as_u64()
+                    .and_then(|n| u8::try_from(n).ok())
+                    .ok_or_else(|| {
+                        let what = match i {
+                            Value::Number(n) => format!("number {n}"),
+                            Value::String(_) => "string".into(),
+                            Value::Bool(_) => "bool".into(),
+                            Value::Array(_) => "array".into(),
+                            Value::Object(_) => "object".into(),
+                            Value::Null => "null".into(),
+                        };
+                        decode_error(format!(
+                            "json: cannot unmarshal {what} into Go struct field AdmissionResponse.response.patch of type uint8"
+                        ))
+                    })
+            })
+            .collect::<Result<_, _>>()?,
+        _ => Vec::new(),
+    };
+    Ok((!bytes.is_empty()).then_some(bytes))
+}
+
 /// Go's `schema.GroupVersionKind.String()` of an apiVersion and kind.
 fn gvk_string(api_version: &str, kind: &str) -> String {
     let (g, v) = api_version.rsplit_once('/').unwrap_or(("", api_version));
@@ -310,18 +343,7 @@ async fn call(
         }
     }
     let patch_type = str_of(r, "patchType").to_string();
-    let patch = match r["patch"].as_str().filter(|s| !s.is_empty()) {
-        Some(p) => Some(
-            base64::engine::general_purpose::STANDARD
-                .decode(p)
-                .map_err(|e| {
-                    Failure::Calling(format!(
-                        "failed to call webhook: illegal base64 data in response.patch: {e}"
-                    ))
-                })?,
-        ),
-        None => None,
-    };
+    let patch = response_patch(&r["patch"])?;
     if patch.is_some() && patch_type.is_empty() {
         return Err(invalid(
             "webhook returned response.patch but not response.patchType".into(),
@@ -588,6 +610,24 @@ impl ValidatingPlugin for ValidatingAdmissionWebhook {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Go decodes a `[]byte` from base64 text or from an array of numbers;
+    /// kube-rs's AdmissionResponse sends the array.
+    #[test]
+    fn a_patch_is_base64_or_an_array_of_bytes() {
+        let ok = |v: Value| response_patch(&v).ok().flatten();
+        assert_eq!(ok(json!("W10=")), Some(b"[]".to_vec()));
+        assert_eq!(ok(json!([91, 93])), Some(b"[]".to_vec()));
+        assert_eq!(ok(json!([])), None);
+        assert_eq!(ok(json!(null)), None);
+        let err = |v: Value| match response_patch(&v) {
+            Err(Failure::Calling(m)) => m,
+            _ => String::from("no error"),
+        };
+        assert!(err(json!([256])).contains("cannot unmarshal number 256"));
+        assert!(err(json!(["a"])).contains("cannot unmarshal string"));
+        assert!(err(json!("%%%")).contains("illegal base64 data"));
+    }
 
     #[test]
     fn refusals_as_upstream() {

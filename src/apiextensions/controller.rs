@@ -15,18 +15,19 @@ use super::crd::{storage_version, CLEANUP_FINALIZER};
 use crate::api::catalog::{
     Catalog, CustomInfo, Owner, PrinterColumn, Resource, ScaleInfo, Subresource,
 };
+use crate::config::clocks::Clocks;
 use crate::informers::Informers;
 use crate::registry::{meta, DeleteOptions, ListParams, Registries, WriteOptions};
 
 /// A pass that failed is tried again after this long.
 const RETRY: Duration = Duration::from_secs(1);
-/// While a CRD is being deleted, its custom resources are looked at again
-/// after this long (upstream's finalizer controller requeues too).
-const FINALIZING_REQUEUE: Duration = Duration::from_secs(1);
 
 /// Runs a pass whenever a CRD changes (an informer event; a burst of them
 /// is one pass), and again while CRDs are being deleted or a pass failed.
-pub async fn run(informers: Informers, stop: CancellationToken) {
+/// While a CRD is being deleted, its custom resources are looked at again
+/// after `Clocks::crd_finalizing_requeue` (upstream's finalizer controller
+/// requeues too).
+pub async fn run(informers: Informers, clocks: Clocks, stop: CancellationToken) {
     let Some(crds) = informers.get("apiextensions.k8s.io", "v1", "customresourcedefinitions")
     else {
         return;
@@ -44,7 +45,7 @@ pub async fn run(informers: Informers, stop: CancellationToken) {
                 .list()
                 .iter()
                 .any(|crd| meta::is_deleting(crd))
-                .then_some(FINALIZING_REQUEUE),
+                .then_some(clocks.crd_finalizing_requeue),
             Err(e) => {
                 tracing::debug!(error = %e, "CRD controller pass failed");
                 Some(RETRY)

@@ -39,8 +39,15 @@ struct BindingSpec {
 }
 
 /// The bootstrap objects in creation order: ClusterRoles,
-/// ClusterRoleBindings, Roles, RoleBindings; each with its plural.
+/// ClusterRoleBindings, Roles, RoleBindings; each with its plural. Parsed
+/// once per process: every start (and every `kapi::testing` server) reads it.
 pub fn objects() -> Result<Vec<(&'static str, Value)>, String> {
+    static PARSED: std::sync::OnceLock<Result<Vec<(&'static str, Value)>, String>> =
+        std::sync::OnceLock::new();
+    PARSED.get_or_init(parse_objects).clone()
+}
+
+fn parse_objects() -> Result<Vec<(&'static str, Value)>, String> {
     let file: PolicyFile = serde_saphyr::from_str(POLICY_YAML)
         .map_err(|e| format!("templates/bootstrap-policy.yaml: {e}"))?;
     let mut out = Vec::new();
@@ -259,11 +266,12 @@ fn write_options() -> WriteOptions {
     }
 }
 
+/// Whether it wrote anything.
 async fn reconcile_one(
     registries: &Registries,
     plural: &str,
     expected: &Value,
-) -> Result<(), String> {
+) -> Result<bool, String> {
     let reg = registries
         .get(GROUP, "v1", plural)
         .ok_or_else(|| format!("{plural}.{GROUP} are not served"))?;
@@ -275,7 +283,7 @@ async fn reconcile_one(
             .map_err(|e| format!("stored {plural} {name}: {e}"))?,
         Err(e) if e.code == 404 => {
             return match reg.create(ns, expected.clone(), &opts).await {
-                Ok(_) => Ok(()),
+                Ok(_) => Ok(true),
                 Err(e) => Err(format!("creating {plural} {name}: {e}")),
             };
         }
@@ -290,11 +298,14 @@ async fn reconcile_one(
         }
     };
     match change {
-        BindingChange::None => Ok(()),
+        BindingChange::None => Ok(false),
         BindingChange::Update(v) => reg
             .update(ns, name, v, None, &opts)
             .await
-            .map(|_| tracing::info!(%plural, %name, "reconciled bootstrap RBAC object"))
+            .map(|_| {
+                tracing::info!(%plural, %name, "reconciled bootstrap RBAC object");
+                true
+            })
             .map_err(|e| format!("updating {plural} {name}: {e}")),
         BindingChange::Recreate(v) => {
             let del = crate::registry::DeleteOptions {
@@ -308,29 +319,38 @@ async fn reconcile_one(
             }
             reg.create(ns, v, &opts)
                 .await
-                .map(|_| tracing::info!(%plural, %name, "recreated bootstrap RBAC binding"))
+                .map(|_| {
+                    tracing::info!(%plural, %name, "recreated bootstrap RBAC binding");
+                    true
+                })
                 .map_err(|e| format!("creating {plural} {name}: {e}"))
         }
     }
 }
 
-/// Every bootstrap object reconciled once; errors collected.
-async fn reconcile_all(registries: &Registries, objs: &[(&'static str, Value)]) -> Vec<String> {
+/// Every bootstrap object reconciled once: errors collected, and whether
+/// anything was written.
+async fn reconcile_all(
+    registries: &Registries,
+    objs: &[(&'static str, Value)],
+) -> (Vec<String>, bool) {
     // The objects are independent: written side by side, the store commits
     // them in a few shared transactions instead of one each.
     let mut errors = Vec::new();
+    let mut wrote = false;
     for chunk in objs.chunks(32) {
         let mut pending = Vec::with_capacity(chunk.len());
         for (plural, obj) in chunk {
             pending.push(reconcile_one(registries, plural, obj));
         }
         for r in futures::future::join_all(pending).await {
-            if let Err(e) = r {
-                errors.push(e);
+            match r {
+                Ok(w) => wrote |= w,
+                Err(e) => errors.push(e),
             }
         }
     }
-    errors
+    (errors, wrote)
 }
 
 /// The post-start hook `rbac/bootstrap-roles`: reconciles the bootstrap
@@ -339,10 +359,12 @@ async fn reconcile_all(registries: &Registries, objs: &[(&'static str, Value)]) 
 pub async fn ensure(registries: &Registries, index: &rbac::SharedIndex) -> Result<(), String> {
     let objs = objects()?;
     let deadline = Instant::now() + Duration::from_secs(30);
+    let mut wrote = false;
     loop {
         // Roles and bindings in kube-system and kube-public need their namespaces.
         let ns = crate::controlplane::bootstrap::ensure_system_namespaces(registries).await;
-        let mut errors = reconcile_all(registries, &objs).await;
+        let (mut errors, w) = reconcile_all(registries, &objs).await;
+        wrote |= w;
         if let Err(e) = ns {
             errors.push(e);
         }
@@ -359,16 +381,18 @@ pub async fn ensure(registries: &Registries, index: &rbac::SharedIndex) -> Resul
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     // The first clean pass aggregates (aggregations of aggregations settle
-    // in memory), the second indexes what it wrote. A pass can fail when
-    // the refresher writes the same role first; the refresher finishes the
-    // job if these tries do not.
+    // in memory), the second indexes what it wrote; when the policy was
+    // already in place (a restart, a seeded store) one pass indexes it. A
+    // pass can fail when the refresher writes the same role first; the
+    // refresher finishes the job if these tries do not.
+    let passes = if wrote { 2 } else { 1 };
     let mut clean = 0;
     for _ in 0..10 {
         match rbac::sync_now(index, registries).await {
             Ok(()) => clean += 1,
             Err(e) => tracing::debug!(error = %e, "RBAC index after bootstrap: retrying"),
         }
-        if clean == 2 {
+        if clean == passes {
             break;
         }
     }

@@ -1,6 +1,7 @@
 //! Flags -> completed config, as upstream's `Options.Complete()`: defaults
 //! resolved, paths derived, values checked, before anything starts.
 
+pub mod clocks;
 pub mod duration;
 pub mod feature_gates;
 pub mod kube_apiserver;
@@ -598,6 +599,10 @@ pub struct CompletedConfig {
     /// The audit webhook's kubeconfig and batching.
     pub audit_webhook: Option<(PathBuf, crate::server::audit_webhook::Batching)>,
     pub controllers: crate::controlplane::manager::Selection,
+    /// The built-in controllers' periods: upstream's unless a test shortens them.
+    pub clocks: clocks::Clocks,
+    /// Planted in an empty store before anything reads it (`kapi::testing`).
+    pub seed: Option<crate::storage::seed::Seed>,
     /// `/debug/flags` is served.
     pub profiling: bool,
     pub encryption_provider_config: Option<PathBuf>,
@@ -921,6 +926,8 @@ impl ServeOptions {
                     flag: "controllers",
                     message,
                 })?,
+            clocks: clocks::Clocks::UPSTREAM,
+            seed: None,
             audit_policy_file: self.audit_policy_file,
             audit_log_path: self.audit_log_path,
             admission_config_file: self.admission_control_config_file,

@@ -13,6 +13,10 @@ pub async fn ensure_system_namespaces(registries: &Registries) -> Result<(), Str
         .get("", "v1", "namespaces")
         .ok_or("namespaces are not served")?;
     for name in SYSTEM_NAMESPACES {
+        // Looked up first: a create that finds it costs the whole create path.
+        if ns.get_object("", name, None).await.is_ok() {
+            continue;
+        }
         let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
         match ns.create("", body, &WriteOptions::default()).await {
             Ok(_) => tracing::debug!(namespace = name, "created system namespace"),
@@ -30,6 +34,10 @@ pub async fn ensure_system_priority_classes(registries: &Registries) -> Result<(
         .get("scheduling.k8s.io", "v1", "priorityclasses")
         .ok_or("priorityclasses are not served")?;
     for body in crate::admission::priority::system_classes() {
+        let name = body["metadata"]["name"].as_str().unwrap_or_default();
+        if reg.get_object("", name, None).await.is_ok() {
+            continue;
+        }
         match reg.create("", body, &WriteOptions::default()).await {
             Ok(_) => {}
             Err(e) if e.code == 409 => {}
@@ -101,13 +109,11 @@ pub async fn ensure_kubernetes_service(
         "spec": {"clusterIP": ep.service_ip.to_string(), "type": "ClusterIP", "sessionAffinity": "None", "ipFamilyPolicy": "SingleStack",
                  "ports": [{"name": "https", "port": 443, "protocol": "TCP", "targetPort": ep.port}]}
     });
-    create_or_replace(registries, "", "services", service, false).await?;
     let endpoints = json!({
         "apiVersion": "v1", "kind": "Endpoints",
         "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}},
         "subsets": [{"addresses": [{"ip": ep.advertise.to_string()}], "ports": [{"name": "https", "port": ep.port, "protocol": "TCP"}]}]
     });
-    create_or_replace(registries, "", "endpoints", endpoints, true).await?;
     let slice = json!({
         "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
         "metadata": {"name": "kubernetes", "namespace": "default", "labels": {"kubernetes.io/service-name": "kubernetes"}},
@@ -115,24 +121,37 @@ pub async fn ensure_kubernetes_service(
         "endpoints": [{"addresses": [ep.advertise.to_string()], "conditions": {"ready": true}}],
         "ports": [{"name": "https", "port": ep.port, "protocol": "TCP"}]
     });
-    match create_or_replace(
-        registries,
-        "discovery.k8s.io",
-        "endpointslices",
-        slice,
-        true,
-    )
-    .await
-    {
+    // Independent objects: written side by side, they share commits.
+    let slice = async {
         // EndpointSlices may not hold loopback or link-local addresses (as
         // upstream validates them), which a server advertising 127.0.0.1
         // has: the slice is left out, as kube-apiserver leaves it out.
-        Err(e) if e.contains("is invalid") => {
-            tracing::info!(advertise = %ep.advertise, "no EndpointSlice for the kubernetes service: {e}");
-            Ok(())
+        if crate::registry::discovery::is_special_ip(ep.advertise) {
+            tracing::info!(advertise = %ep.advertise, "no EndpointSlice for the kubernetes service: the address is loopback or link-local");
+            return Ok(());
         }
-        other => other,
-    }
+        match create_or_replace(
+            registries,
+            "discovery.k8s.io",
+            "endpointslices",
+            slice,
+            true,
+        )
+        .await
+        {
+            Err(e) if e.contains("is invalid") => {
+                tracing::info!(advertise = %ep.advertise, "no EndpointSlice for the kubernetes service: {e}");
+                Ok(())
+            }
+            other => other,
+        }
+    };
+    let (service, endpoints, slice) = futures::join!(
+        create_or_replace(registries, "", "services", service, false),
+        create_or_replace(registries, "", "endpoints", endpoints, true),
+        slice,
+    );
+    service.and(endpoints).and(slice)
 }
 
 const IDENTITY_LABEL: &str = "apiserver.kubernetes.io/identity";
@@ -277,10 +296,18 @@ async fn reconcile(registries: &Registries, ep: Endpoint) -> Result<(), String> 
         "addressType": family,
         "endpoints": all.iter().map(|ip| json!({"addresses": [ip], "conditions": {"ready": true}})).collect::<Vec<_>>(),
         "ports": [{"name": "https", "port": first_port, "protocol": "TCP"}]});
+    // A slice of loopback or link-local addresses would be refused.
+    let slice_allowed = !all.iter().any(|ip| {
+        ip.parse()
+            .is_ok_and(crate::registry::discovery::is_special_ip)
+    });
     for (group, plural, body) in [
         ("", "endpoints", endpoints),
         ("discovery.k8s.io", "endpointslices", slice),
     ] {
+        if plural == "endpointslices" && !slice_allowed {
+            continue;
+        }
         let reg = registries
             .get(group, "v1", plural)
             .ok_or_else(|| format!("{plural} are not served"))?;

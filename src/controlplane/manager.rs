@@ -119,6 +119,7 @@ impl Manager {
         registries: Registries,
         identity: String,
         selection: Selection,
+        retry: Duration,
         stop: CancellationToken,
     ) {
         let mut leading: Option<CancellationToken> = None;
@@ -126,7 +127,7 @@ impl Manager {
             // Right after start the lease's namespace may not exist yet:
             // try again soon, so controllers (and the default
             // ServiceAccounts pods wait for) are not two seconds late.
-            let mut wait = RETRY;
+            let mut wait = retry;
             let leader = match try_lead(&registries, &identity).await {
                 Ok(l) => l,
                 Err(e) => {
@@ -175,7 +176,6 @@ impl Manager {
 
 const LEASE: &str = "kube-controller-manager";
 const LEASE_SECONDS: i64 = 15;
-const RETRY: Duration = Duration::from_secs(2);
 
 fn micro_now() -> String {
     chrono::Utc::now()

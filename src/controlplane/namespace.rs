@@ -5,18 +5,14 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::clocks::Clocks;
 use crate::informers::{run_controller, Event, Informers};
 use crate::registry::{meta, DeleteOptions, ListParams, Registries, WriteOptions};
 
-/// When content remains (finalizers, objects being deleted), the namespace
-/// is looked at again after this long: upstream requeues after
-/// `estimate/2 + 1` seconds, one second when there is no estimate.
-const CONTENT_REMAINING_REQUEUE: Duration = Duration::from_secs(1);
 /// upstream's namespace controller runs 10 workers (`--concurrent-namespace-syncs`).
 const WORKERS: usize = 10;
 
@@ -26,7 +22,9 @@ enum Outcome {
     ContentRemaining,
 }
 
-pub async fn run(informers: Informers, stop: CancellationToken) {
+/// When content remains (finalizers, objects being deleted), a namespace
+/// is looked at again after `Clocks::namespace_requeue`.
+pub async fn run(informers: Informers, clocks: Clocks, stop: CancellationToken) {
     let Some(namespaces) = informers.get("", "v1", "namespaces") else {
         return;
     };
@@ -51,7 +49,7 @@ pub async fn run(informers: Informers, stop: CancellationToken) {
             match sync_one(&registries, &name).await? {
                 Outcome::Gone => Ok(()),
                 Outcome::ContentRemaining => {
-                    q.add_after(name, CONTENT_REMAINING_REQUEUE);
+                    q.add_after(name, clocks.namespace_requeue);
                     Ok(())
                 }
             }

@@ -5,21 +5,18 @@
 //! delete, and so would its namespace.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::config::clocks::Clocks;
 use crate::informers::Informers;
 use crate::registry::{meta, DeleteOptions};
 
-/// upstream's quarantineTime: how long a node must be missing.
-const QUARANTINE: Duration = Duration::from_secs(40);
-/// upstream's gcCheckPeriod: pods bound to missing nodes raise no event
-/// when their quarantine ends, so the informers' copies are checked this
-/// often (no storage list).
-const PERIOD: Duration = Duration::from_secs(20);
-
-pub async fn run(informers: Informers, stop: CancellationToken) {
+/// Pods bound to missing nodes raise no event when their quarantine
+/// (`Clocks::podgc_quarantine`) ends, so the informers' copies are checked
+/// every `Clocks::podgc_period` (no storage list).
+pub async fn run(informers: Informers, clocks: Clocks, stop: CancellationToken) {
     let (Some(pods), Some(nodes)) = (
         informers.get("", "v1", "pods"),
         informers.get("", "v1", "nodes"),
@@ -40,7 +37,7 @@ pub async fn run(informers: Informers, stop: CancellationToken) {
             }
             seen_missing.insert(node.to_string());
             let since = *missing_since.entry(node.to_string()).or_insert(now);
-            if now.duration_since(since) < QUARANTINE {
+            if now.duration_since(since) < clocks.podgc_quarantine {
                 continue;
             }
             // Ask storage too: the informer may lag a node just made.
@@ -68,7 +65,7 @@ pub async fn run(informers: Informers, stop: CancellationToken) {
         }
         missing_since.retain(|n, _| seen_missing.contains(n));
         tokio::select! {
-            _ = tokio::time::sleep(PERIOD) => {}
+            _ = tokio::time::sleep(clocks.podgc_period) => {}
             _ = stop.cancelled() => return,
         }
     }

@@ -13,7 +13,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
 
 use parking_lot::Mutex;
 use serde_json::{json, Value};
@@ -24,15 +23,12 @@ use crate::admission::resource_quota::{
     add, list_value, mask, measured, resource_list, scopes_match, usage, ResourceList,
 };
 use crate::api::ApiError;
+use crate::config::clocks::Clocks;
 use crate::informers::{
     key_of, run_controller, Event, Informer, Informers, Registration, BY_NAMESPACE,
 };
 use crate::registry::{meta, Registries, WriteOptions};
 
-/// upstream's `--resource-quota-sync-period` default: every quota is
-/// recalculated this often whatever happened (a pod past its deletion
-/// grace period stops counting without any event).
-const FULL_RESYNC: Duration = Duration::from_secs(5 * 60);
 /// upstream's `--concurrent-resource-quota-syncs` is 5; two workers keep
 /// a 2-core machine responsive.
 const WORKERS: usize = 2;
@@ -92,7 +88,10 @@ fn monitor(
 }
 
 /// Runs the controller until `stop`.
-pub async fn run(informers: Informers, stop: CancellationToken) {
+/// Every quota is recalculated each `Clocks::resource_quota_sync_period`
+/// whatever happened (a pod past its deletion grace period stops counting
+/// without any event).
+pub async fn run(informers: Informers, clocks: Clocks, stop: CancellationToken) {
     let Some(quotas) = informers.get("", "v1", "resourcequotas") else {
         return;
     };
@@ -112,7 +111,7 @@ pub async fn run(informers: Informers, stop: CancellationToken) {
         tokio::spawn(async move {
             loop {
                 tokio::select! {
-                    _ = tokio::time::sleep(FULL_RESYNC) => {}
+                    _ = tokio::time::sleep(clocks.resource_quota_sync_period) => {}
                     _ = stop.cancelled() => return,
                 }
                 for quota in quotas.list() {

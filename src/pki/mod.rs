@@ -180,6 +180,12 @@ fn serving_params(names: &ServingNames) -> CertificateParams {
 
 /// Writes `data` atomically; keys get mode 0600 from the moment they exist.
 fn write_file(path: &Path, data: &str, private: bool) -> Result<(), PkiError> {
+    write_file_with(path, data, private, true)
+}
+
+/// [`write_file`]; without `durable` the data is not flushed to disk
+/// before the rename (files thrown away with their process).
+fn write_file_with(path: &Path, data: &str, private: bool, durable: bool) -> Result<(), PkiError> {
     use std::os::unix::fs::OpenOptionsExt;
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir).map_err(io_err(dir))?;
@@ -192,7 +198,9 @@ fn write_file(path: &Path, data: &str, private: bool) -> Result<(), PkiError> {
         .open(&tmp)
         .map_err(io_err(&tmp))?;
     f.write_all(data.as_bytes()).map_err(io_err(&tmp))?;
-    f.sync_all().map_err(io_err(&tmp))?;
+    if durable {
+        f.sync_all().map_err(io_err(&tmp))?;
+    }
     fs::rename(&tmp, path).map_err(io_err(path))
 }
 
@@ -260,6 +268,7 @@ fn still_valid(p: &Parsed, margin_days: i64) -> bool {
 struct Store<'a> {
     dir: &'a Path,
     generated: Vec<&'static str>,
+    durable: bool,
 }
 
 impl Store<'_> {
@@ -277,8 +286,8 @@ impl Store<'_> {
         key_pem: String,
     ) -> Result<CertKey, PkiError> {
         let (cert_path, key_path) = self.paths(name);
-        write_file(&key_path, &key_pem, true)?;
-        write_file(&cert_path, &cert_pem, false)?;
+        write_file_with(&key_path, &key_pem, true, self.durable)?;
+        write_file_with(&cert_path, &cert_pem, false, self.durable)?;
         self.generated.push(name);
         Ok(CertKey {
             cert_pem,
@@ -383,6 +392,7 @@ pub fn ensure_ca_and_serving(
     let mut store = Store {
         dir,
         generated: Vec::new(),
+        durable: true,
     };
     let (ca, _) = store.ca(ca, ca_cn)?;
     let mut params = serving_params(names);
@@ -394,10 +404,17 @@ pub fn ensure_ca_and_serving(
 impl Pki {
     /// Loads what is in `dir` and makes whatever is missing or stale.
     pub fn ensure(dir: &Path, names: &ServingNames) -> Result<Pki, PkiError> {
+        Pki::ensure_with(dir, names, true)
+    }
+
+    /// [`Pki::ensure`]; without `durable` new files are not flushed to disk
+    /// (a `kapi::testing` server's, removed with it).
+    pub fn ensure_with(dir: &Path, names: &ServingNames, durable: bool) -> Result<Pki, PkiError> {
         fs::create_dir_all(dir).map_err(io_err(dir))?;
         let mut store = Store {
             dir,
             generated: Vec::new(),
+            durable,
         };
         let (ca, _) = store.ca("ca", "kapi-ca")?;
         let serving = store.leaf(
@@ -442,7 +459,7 @@ fn service_account_key(store: &mut Store<'_>) -> Result<(String, String), PkiErr
             Ok(kp) => {
                 let public = kp.public_key_pem();
                 if fs::read_to_string(&pub_path).ok().as_deref() != Some(public.as_str()) {
-                    write_file(&pub_path, &public, false)?;
+                    write_file_with(&pub_path, &public, false, store.durable)?;
                 }
                 return Ok((pem, public));
             }
@@ -458,8 +475,8 @@ fn service_account_key(store: &mut Store<'_>) -> Result<(String, String), PkiErr
     }
     let key = KeyPair::generate().map_err(|error| PkiError::Generate { what: "sa", error })?;
     let (private, public) = (key.serialize_pem(), key.public_key_pem());
-    write_file(&key_path, &private, true)?;
-    write_file(&pub_path, &public, false)?;
+    write_file_with(&key_path, &private, true, store.durable)?;
+    write_file_with(&pub_path, &public, false, store.durable)?;
     store.generated.push("sa");
     Ok((private, public))
 }

@@ -100,7 +100,32 @@ fn endpoint_ip(addr: &str, path: &str, errs: &mut Vec<FieldError>) {
         ));
         return;
     };
-    let (unspecified, loopback, link_local, ll_multicast) = match ip {
+    let (unspecified, loopback, link_local, ll_multicast) = special_ranges(ip);
+    let mut bad = |m: String| errs.push(FieldError::invalid(path, json!(addr), m));
+    if unspecified {
+        bad(format!("may not be unspecified ({addr})"));
+    }
+    if loopback {
+        bad("may not be in the loopback range (127.0.0.0/8, ::1/128)".into());
+    }
+    if link_local {
+        bad("may not be in the link-local range (169.254.0.0/16, fe80::/10)".into());
+    }
+    if ll_multicast {
+        bad("may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)".into());
+    }
+}
+
+/// Whether `ip` is one upstream's `ValidateNonSpecialIP` refuses in an
+/// endpoint: unspecified, loopback, link-local or link-local multicast.
+pub fn is_special_ip(ip: IpAddr) -> bool {
+    let (a, b, c, d) = special_ranges(ip);
+    a || b || c || d
+}
+
+/// (unspecified, loopback, link-local, link-local multicast).
+fn special_ranges(ip: IpAddr) -> (bool, bool, bool, bool) {
+    match ip {
         IpAddr::V4(v) => (
             v.is_unspecified(),
             v.is_loopback(),
@@ -116,19 +141,6 @@ fn endpoint_ip(addr: &str, path: &str, errs: &mut Vec<FieldError>) {
                 seg[0] & 0xff0f == 0xff02,
             )
         }
-    };
-    let mut bad = |m: String| errs.push(FieldError::invalid(path, json!(addr), m));
-    if unspecified {
-        bad(format!("may not be unspecified ({addr})"));
-    }
-    if loopback {
-        bad("may not be in the loopback range (127.0.0.0/8, ::1/128)".into());
-    }
-    if link_local {
-        bad("may not be in the link-local range (169.254.0.0/16, fe80::/10)".into());
-    }
-    if ll_multicast {
-        bad("may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)".into());
     }
 }
 

@@ -220,7 +220,11 @@ impl Embedded {
                 other => BackendError::Corrupt(format!("{} is not a usable kapi store: {other}", path.display())),
             })?;
         let (current, compacted) = {
-            let txn = db.begin_write().map_err(internal)?;
+            let mut txn = db.begin_write().map_err(internal)?;
+            if !durable {
+                txn.set_durability(redb::Durability::None)
+                    .map_err(internal)?;
+            }
             let (current, compacted) = {
                 let mut meta = txn.open_table(META).map_err(|e| {
                     BackendError::Corrupt(format!("{} is not a kapi store: {e}", path.display()))

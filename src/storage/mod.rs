@@ -13,6 +13,7 @@ pub mod encryption;
 pub mod etcd;
 pub mod routed;
 pub mod rv;
+pub mod seed;
 pub mod store;
 pub mod uncached;
 

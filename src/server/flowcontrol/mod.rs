@@ -425,7 +425,20 @@ pub async fn ensure_configuration(registries: &crate::registry::Registries) -> R
                     if !auto {
                         continue;
                     }
-                    // An unchanged object is not written again.
+                    // A spec already as wanted (once defaulted, as stored)
+                    // is left alone without going through the update path.
+                    let mut defaulted = want.clone();
+                    if let Some(strategy) =
+                        crate::registry::strategy::for_kind("flowcontrol.apiserver.k8s.io", kind)
+                    {
+                        strategy.default(&mut defaulted);
+                    }
+                    if cur["spec"] == defaulted["spec"] {
+                        continue;
+                    }
+                    // Otherwise the update path decides; an unchanged
+                    // object is not written again.
+                    tracing::debug!(%plural, %name, "bootstrap APF object: spec differs");
                     cur["spec"] = want["spec"].clone();
                     match reg
                         .update("", &name, cur, None, &WriteOptions::default())

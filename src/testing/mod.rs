@@ -13,14 +13,22 @@
 //! # Ok(()) }
 //! ```
 
+mod webhook;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use k8s_openapi::api::admissionregistration::v1::{
+    MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use serde_json::{json, Value};
 
 use crate::app::{self, StartObserver, Started};
 use crate::config::ServeOptions;
+
+pub use crate::config::clocks::Clocks;
+pub use webhook::{Webhook, WebhookCertificates};
 
 /// Why a test server could not be started or reached.
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +63,9 @@ pub struct Builder {
     enable_admission: Vec<String>,
     disable_admission: Vec<String>,
     authorization_modes: Vec<String>,
+    clocks: Clocks,
+    mutating_webhooks: Vec<MutatingWebhookConfiguration>,
+    validating_webhooks: Vec<ValidatingWebhookConfiguration>,
 }
 
 impl Builder {
@@ -123,30 +134,80 @@ impl Builder {
         self
     }
 
+    /// The built-in controllers' periods; kube-controller-manager's by
+    /// default.
+    pub fn clocks(mut self, clocks: Clocks) -> Self {
+        self.clocks = clocks;
+        self
+    }
+
+    /// [`Clocks::SHORT`]: what takes a cluster tens of seconds (a deleted
+    /// namespace waiting for podgc to remove pods no kubelet stops, a
+    /// quota's full recount) takes well under a second.
+    pub fn short_clocks(self) -> Self {
+        self.clocks(Clocks::SHORT)
+    }
+
+    /// A MutatingWebhookConfiguration to install before the client is
+    /// handed out, each of its webhooks pointed at `webhook`
+    /// ([`Webhook::point_at_me`]): a manifest written for a cluster works
+    /// unchanged.
+    pub fn mutating_webhooks(
+        mut self,
+        mut config: MutatingWebhookConfiguration,
+        webhook: &Webhook,
+    ) -> Self {
+        for w in config.webhooks.iter_mut().flatten() {
+            webhook.point_at_me(&mut w.client_config);
+        }
+        self.mutating_webhooks.push(config);
+        self
+    }
+
+    /// As [`Builder::mutating_webhooks`], for a ValidatingWebhookConfiguration.
+    pub fn validating_webhooks(
+        mut self,
+        mut config: ValidatingWebhookConfiguration,
+        webhook: &Webhook,
+    ) -> Self {
+        for w in config.webhooks.iter_mut().flatten() {
+            webhook.point_at_me(&mut w.client_config);
+        }
+        self.validating_webhooks.push(config);
+        self
+    }
+
     pub async fn start(self) -> Result<Server, Error> {
         if let Some(e) = self.crd_errors.into_iter().next() {
             return Err(e);
         }
+        let seed = SEED.get().cloned();
+        // Admission plugins could shape what the hooks write; a server with
+        // the default set writes what every server does.
+        let seeds_others =
+            seed.is_none() && self.enable_admission.is_empty() && self.disable_admission.is_empty();
         let dir = tempfile::Builder::new().prefix("kapi-test-").tempdir()?;
         let mut opts = ServeOptions::defaults();
-        opts.secure_port = 0;
-        opts.data_dir = dir.path().to_path_buf();
         opts.controllers = self.controllers;
         opts.enable_admission_plugins = self.enable_admission;
         opts.disable_admission_plugins = self.disable_admission;
         if !self.authorization_modes.is_empty() {
             opts.authorization_mode = self.authorization_modes;
         }
-        // Nothing to compact in a test's lifetime.
-        opts.etcd_compaction_interval = Duration::ZERO;
-        let mut cfg = opts.complete().map_err(|e| Error::Start(e.to_string()))?;
-        // The store goes with the test: commits need not wait for the disk.
-        if let crate::config::StorageBackend::Embedded { durable, .. } = &mut cfg.storage {
-            *durable = false;
-        }
+        let mut cfg = test_config(opts, dir.path())?;
+        cfg.clocks = self.clocks;
+        cfg.seed = seed;
         let started = app::start(cfg, &Quiet)
             .await
             .map_err(|e| Error::Start(format!("{e:#}")))?;
+        if seeds_others {
+            match started.take_seed().await {
+                Ok(taken) => {
+                    let _ = SEED.set(taken);
+                }
+                Err(e) => tracing::debug!(error = %e, "kapi::testing: no seed taken"),
+            }
+        }
         let kubeconfig = started
             .kubeconfig
             .clone()
@@ -163,16 +224,57 @@ impl Builder {
         for crd in &self.crds {
             server.install_crd(crd).await?;
         }
+        // Admission reads webhook configurations as they are written: the
+        // next request after a create is already called out.
+        let params = kube::api::PostParams::default();
+        for config in &self.mutating_webhooks {
+            kube::Api::all(server.client())
+                .create(&params, config)
+                .await?;
+        }
+        for config in &self.validating_webhooks {
+            kube::Api::all(server.client())
+                .create(&params, config)
+                .await?;
+        }
         Ok(server)
     }
 }
 
-/// Start-up steps go nowhere: a test's output is the test's.
+/// `opts` on 127.0.0.1 with a port of its own, the store in `dir`.
+fn test_config(
+    mut opts: ServeOptions,
+    dir: &Path,
+) -> Result<crate::config::CompletedConfig, Error> {
+    opts.secure_port = 0;
+    opts.data_dir = dir.to_path_buf();
+    // Nothing to compact in a test's lifetime.
+    opts.etcd_compaction_interval = Duration::ZERO;
+    let mut cfg = opts.complete().map_err(|e| Error::Start(e.to_string()))?;
+    // The store goes with the test: commits need not wait for the disk.
+    if let crate::config::StorageBackend::Embedded { durable, .. } = &mut cfg.storage {
+        *durable = false;
+    }
+    Ok(cfg)
+}
+
+/// The objects every server writes alike at start (RBAC policy, APF
+/// configuration, ...), taken from the first server of the process once it
+/// has started and planted in each later server's empty store: its
+/// post-start hooks then check them instead of writing them, which was
+/// most of a start.
+static SEED: std::sync::OnceLock<crate::storage::seed::Seed> = std::sync::OnceLock::new();
+
+/// Start-up steps go to the debug log only: a test's output is the test's.
 struct Quiet;
 
 impl StartObserver for Quiet {
-    fn step(&self, _: &str) {}
-    fn done(&self, _: &str, _: &str) {}
+    fn step(&self, name: &str) {
+        tracing::debug!(step = name, "kapi::testing start");
+    }
+    fn done(&self, name: &str, detail: &str) {
+        tracing::debug!(step = name, detail, "kapi::testing start: done");
+    }
 }
 
 async fn client_from(kubeconfig: &Path) -> Result<kube::Client, Error> {
