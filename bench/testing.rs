@@ -87,7 +87,8 @@ fn main() {
         .expect("runtime");
     let mut starts = Vec::new();
     rt.block_on(async {
-        // One warm-up: the process's one-time tables (protobuf, OpenAPI).
+        // One warm-up: the process's one-time tables (protobuf, OpenAPI),
+        // and the bootstrap objects later servers start from (their seed).
         let (_, s) = start_to_first_answer().await;
         s.shutdown().await;
         for _ in 0..runs {

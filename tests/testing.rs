@@ -473,3 +473,101 @@ async fn webhooks_written_for_a_cluster_call_the_tests_own_server() {
     assert!(!dir.exists(), "the certificate directory goes with it");
     server.shutdown().await;
 }
+
+/// A later server of the process starts from the first one's bootstrap
+/// objects: it holds the same RBAC policy, APF configuration, system
+/// PriorityClasses, namespaces and local APIServices, and its own
+/// `kubernetes` Service pointing at its own port.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_server_holds_the_same_bootstrap_objects_as_the_first() {
+    use k8s_openapi::api::core::v1::{Endpoints, Namespace};
+    use k8s_openapi::api::flowcontrol::v1::{FlowSchema, PriorityLevelConfiguration};
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+    use k8s_openapi::api::scheduling::v1::PriorityClass;
+    use k8s_openapi::kube_aggregator::pkg::apis::apiregistration::v1::APIService;
+    async fn names<K>(client: kube::Client) -> Vec<String>
+    where
+        K: kube::Resource<DynamicType = ()> + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+        K::Scope: Sized,
+    {
+        let api: Api<K> = Api::all(client);
+        let mut n: Vec<String> = api
+            .list(&Default::default())
+            .await
+            .expect("list")
+            .items
+            .iter()
+            .map(|o| {
+                format!(
+                    "{}/{}",
+                    o.meta().namespace.clone().unwrap_or_default(),
+                    o.meta().name.clone().unwrap_or_default()
+                )
+            })
+            .collect();
+        n.sort();
+        n
+    }
+    async fn bootstrap(client: kube::Client) -> Vec<Vec<String>> {
+        vec![
+            names::<ClusterRole>(client.clone()).await,
+            names::<ClusterRoleBinding>(client.clone()).await,
+            names::<Role>(client.clone()).await,
+            names::<RoleBinding>(client.clone()).await,
+            names::<FlowSchema>(client.clone()).await,
+            names::<PriorityLevelConfiguration>(client.clone()).await,
+            names::<PriorityClass>(client.clone()).await,
+            names::<Namespace>(client.clone()).await,
+            names::<APIService>(client).await,
+        ]
+    }
+    let first = Server::start().await.expect("first");
+    let second = Server::start().await.expect("second");
+    let (a, b) = (
+        bootstrap(first.client()).await,
+        bootstrap(second.client()).await,
+    );
+    assert!(a[0].len() > 20 && a[4].len() > 5, "{a:?}");
+    assert_eq!(a, b);
+    for server in [&first, &second] {
+        let port = server.url().rsplit(':').next().expect("port").to_string();
+        let eps: Endpoints = Api::namespaced(server.client(), "default")
+            .get("kubernetes")
+            .await
+            .expect("kubernetes endpoints");
+        let got = eps.subsets.unwrap_or_default()[0]
+            .ports
+            .clone()
+            .unwrap_or_default()[0]
+            .port;
+        assert_eq!(got.to_string(), port);
+    }
+    // RBAC on the later server works from what it was given: the seeded
+    // `view` role (aggregated) grants what it grants upstream.
+    let viewer = second
+        .client_for_user("vera", &["system:authenticated"])
+        .await
+        .expect("client");
+    let configmaps = Api::<ConfigMap>::namespaced(viewer, "default");
+    let denied = configmaps.list(&Default::default()).await;
+    assert!(
+        matches!(denied, Err(kube::Error::Api(ref s)) if s.code == 403),
+        "{denied:?}"
+    );
+    let binding: RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "vera-views"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "view"},
+        "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "User", "name": "vera"}]
+    }))
+    .expect("binding");
+    Api::<RoleBinding>::namespaced(second.client(), "default")
+        .create(&PostParams::default(), &binding)
+        .await
+        .expect("bind");
+    configmaps
+        .list(&Default::default())
+        .await
+        .expect("view lets vera list configmaps");
+    second.shutdown().await;
+    first.shutdown().await;
+}
