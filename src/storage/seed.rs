@@ -1,11 +1,11 @@
 //! A fresh store's first content, taken from another store: what every
 //! kapi writes alike while it starts (the RBAC policy, the system
 //! PriorityClasses, the APF configuration, the system namespaces, the local
-//! APIServices). `kapi::testing` starts one server per process, takes its
-//! seed, and plants it in every later server's store before anything reads
-//! it; their post-start hooks then find the objects in place and only
-//! check them, instead of writing ~200 objects through the whole create
-//! path on each start.
+//! APIServices). `kapi::testing` takes it from the first server of a
+//! process once that server has started, and plants it in every later
+//! server's empty store before anything reads it; their post-start hooks
+//! then find the objects in place and only check them, instead of writing
+//! each of them through the whole create path.
 
 use std::sync::Arc;
 
