@@ -352,6 +352,7 @@ fn custom_resource(crd: &Value) -> Option<Resource> {
         owner: Owner::Apiextensions,
         custom: Some(Arc::new(info)),
         proxy: None,
+        routes: Default::default(),
     })
 }
 
@@ -787,7 +788,7 @@ pub fn request_info(input: &[u8]) {
         Some((p, q)) => (p, Some(q)),
         None => (target, None),
     };
-    use crate::server::request_info::{percent_decode, query_value, RequestInfo};
+    use crate::api::request_info::{percent_decode, query_value, RequestInfo};
     let info = RequestInfo::parse(&method, path, query);
     let _ = (info.is_long_running(), info.is_mutating(), info.scope());
     let _ = percent_decode(path);

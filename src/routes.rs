@@ -16,92 +16,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::api::catalog::{Catalog, Owner, Resource, Subresource};
-use crate::server::request_info::RequestInfo;
+use crate::api::request_info::RequestInfo;
+use crate::api::routes::Refusal;
 use crate::server::{HandlerKind, RouteInfo};
 
-/// The servers of the chain, in delegation order.
-pub const SERVERS: [&str; 3] = ["aggregator", "kube-apiserver", "apiextensions-apiserver"];
-
-/// The name of the server that serves resources of `owner`.
-pub fn server_name(owner: Owner) -> &'static str {
-    match owner {
-        Owner::Aggregator => SERVERS[0],
-        Owner::KubeApiserver => SERVERS[1],
-        Owner::Apiextensions => SERVERS[2],
-    }
-}
-
-/// One route: a method and path template, the server that answers it and
-/// what it is about.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Route {
-    pub server: String,
-    pub method: String,
-    /// The path template (`/api/v1/namespaces/{namespace}/pods`), with the
-    /// query that selects the verb where there is one (`?watch=true`).
-    pub path: String,
-    /// The verb as authorization sees it: `list`, `watch`, `create`, ...;
-    /// for non-resource routes the lower-case method, as upstream.
-    pub verb: String,
-    pub handler: HandlerKind,
-    pub group: String,
-    pub version: String,
-    pub resource: String,
-    pub subresource: String,
-    pub kind: String,
-    /// Whether the resource is namespaced (absent for non-resource routes).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub namespaced: Option<bool>,
-    /// The path in axum's syntax (`{*path}` for a rest-of-path wildcard),
-    /// without the query.
-    #[serde(skip)]
-    pattern: String,
-}
-
-impl Route {
-    /// `pods`, `deployments.apps`, `deployments.apps/scale`, as kubectl
-    /// names resources; empty for non-resource routes.
-    pub fn resource_name(&self) -> String {
-        if self.resource.is_empty() {
-            return String::new();
-        }
-        let mut s = self.resource.clone();
-        if !self.group.is_empty() {
-            s = format!("{s}.{}", self.group);
-        }
-        if !self.subresource.is_empty() {
-            s = format!("{s}/{}", self.subresource);
-        }
-        s
-    }
-
-    /// `v1`, `apps/v1`; empty for non-resource routes.
-    pub fn api_version(&self) -> String {
-        match (self.group.as_str(), self.version.as_str()) {
-            (_, "") => String::new(),
-            ("", v) => v.to_string(),
-            (g, v) => format!("{g}/{v}"),
-        }
-    }
-
-    fn non_resource(info: &RouteInfo) -> Route {
-        Route {
-            server: info.server.to_string(),
-            method: info.method.clone(),
-            path: info.path.clone(),
-            verb: info.method.to_ascii_lowercase(),
-            handler: info.handler,
-            group: String::new(),
-            version: String::new(),
-            resource: String::new(),
-            subresource: String::new(),
-            kind: String::new(),
-            namespaced: None,
-            pattern: info.pattern.clone(),
-        }
-    }
-}
+pub use crate::api::routes::{server_name, Route, SERVERS};
 
 /// Every route of every server, in delegation order: for each server its
 /// non-resource routes (from `non_resource`, as [`crate::app::route_tables`]
@@ -114,10 +33,10 @@ pub fn all(catalog: &Catalog, non_resource: &[RouteInfo]) -> Vec<Route> {
             non_resource
                 .iter()
                 .filter(|r| r.server == server)
-                .map(Route::non_resource),
+                .map(|i| Route::non_resource(i.server, &i.method, &i.pattern, i.handler)),
         );
         for r in resources.iter().filter(|r| server_name(r.owner) == server) {
-            out.extend(resource_routes(r));
+            out.extend(r.routes().iter().cloned());
         }
     }
     out
@@ -160,126 +79,6 @@ fn version_priority(v: &str) -> (u8, u32, u32, std::cmp::Reverse<String>) {
         return other;
     };
     (level, major, minor, std::cmp::Reverse(String::new()))
-}
-
-fn method_of(verb: &str) -> Option<Method> {
-    Some(match verb {
-        "get" | "list" | "watch" => Method::GET,
-        "create" => Method::POST,
-        "update" => Method::PUT,
-        "patch" => Method::PATCH,
-        "delete" | "deletecollection" => Method::DELETE,
-        _ => return None,
-    })
-}
-
-/// The routes of one resource, as upstream's installer lays them out.
-pub fn resource_routes(r: &Resource) -> Vec<Route> {
-    let base = if r.group.is_empty() {
-        format!("/api/{}", r.version)
-    } else {
-        format!("/apis/{}/{}", r.group, r.version)
-    };
-    let plural = &r.plural;
-    let (collection, watch_collection) = if r.namespaced {
-        (
-            format!("{base}/namespaces/{{namespace}}/{plural}"),
-            format!("{base}/watch/namespaces/{{namespace}}/{plural}"),
-        )
-    } else {
-        (format!("{base}/{plural}"), format!("{base}/watch/{plural}"))
-    };
-    let item = format!("{collection}/{{name}}");
-    let mk = |method: Method, pattern: &str, query: &str, verb: &str, sub: Option<&Subresource>| {
-        // The aggregator proxies every request for an aggregated API server's
-        // resources, and a `proxy` subresource proxies to its object.
-        let handler = match sub {
-            _ if r.proxy.is_some() => HandlerKind::Proxy,
-            Some(s) if s.name == "proxy" => HandlerKind::Proxy,
-            _ => HandlerKind::Resource,
-        };
-        Route {
-            server: server_name(r.owner).to_string(),
-            method: method.to_string(),
-            path: format!("{}{query}", pattern.replace("{*", "{")),
-            verb: verb.to_string(),
-            handler,
-            group: r.group.clone(),
-            version: r.version.clone(),
-            resource: r.plural.clone(),
-            subresource: sub.map(|s| s.name.clone()).unwrap_or_default(),
-            kind: sub.map_or_else(|| r.kind.clone(), |s| s.kind.clone()),
-            namespaced: Some(r.namespaced),
-            pattern: pattern.to_string(),
-        }
-    };
-    let mut out = Vec::new();
-    if r.has_verb("list") {
-        out.push(mk(Method::GET, &collection, "", "list", None));
-    }
-    if r.has_verb("watch") {
-        out.push(mk(Method::GET, &collection, "?watch=true", "watch", None));
-    }
-    if r.has_verb("create") {
-        out.push(mk(Method::POST, &collection, "", "create", None));
-    }
-    if r.has_verb("deletecollection") {
-        out.push(mk(
-            Method::DELETE,
-            &collection,
-            "",
-            "deletecollection",
-            None,
-        ));
-    }
-    if r.namespaced {
-        let across = format!("{base}/{plural}");
-        if r.has_verb("list") {
-            out.push(mk(Method::GET, &across, "", "list", None));
-        }
-        if r.has_verb("watch") {
-            out.push(mk(Method::GET, &across, "?watch=true", "watch", None));
-            out.push(mk(
-                Method::GET,
-                &format!("{base}/watch/{plural}"),
-                "",
-                "watch",
-                None,
-            ));
-        }
-    }
-    if r.has_verb("watch") {
-        out.push(mk(Method::GET, &watch_collection, "", "watch", None));
-    }
-    for verb in ["get", "update", "patch", "delete"] {
-        if let (true, Some(m)) = (r.has_verb(verb), method_of(verb)) {
-            out.push(mk(m, &item, "", verb, None));
-        }
-    }
-    if r.has_verb("watch") {
-        out.push(mk(
-            Method::GET,
-            &format!("{watch_collection}/{{name}}"),
-            "",
-            "watch",
-            None,
-        ));
-    }
-    for s in &r.subresources {
-        let path = format!("{item}/{}", s.name);
-        let mut paths = vec![path.clone()];
-        if s.name == "proxy" {
-            paths.push(format!("{path}/{{*path}}"));
-        }
-        for p in &paths {
-            for verb in ["get", "create", "update", "patch", "delete"] {
-                if let (true, Some(m)) = (s.verbs.iter().any(|v| v == verb), method_of(verb)) {
-                    out.push(mk(m, p, "", verb, Some(s)));
-                }
-            }
-        }
-    }
-    out
 }
 
 /// Which routes to show.
@@ -474,7 +273,7 @@ fn pattern_match(pattern: &str, path: &str) -> Option<(usize, bool)> {
 
 fn best<'a>(candidates: impl Iterator<Item = &'a Route>, path: &str) -> Vec<&'a Route> {
     let scored: Vec<((usize, bool), &Route)> = candidates
-        .filter_map(|r| pattern_match(&r.pattern, path).map(|s| ((s.0, s.1), r)))
+        .filter_map(|r| pattern_match(r.pattern(), path).map(|s| ((s.0, s.1), r)))
         .collect();
     let Some(top) = scored
         .iter()
@@ -566,38 +365,37 @@ pub fn match_request(catalog: &Catalog, routes: &[Route], method: &Method, targe
             .flatten()
             .filter(|r| server_name(r.owner) == server);
         if let Some(r) = owned {
-            let candidates = best(
-                routes.iter().filter(|x| {
-                    x.server == server
-                        && x.handler != HandlerKind::NonResource
-                        && x.group == r.group
-                        && x.version == r.version
-                        && x.resource == r.plural
-                }),
-                path,
-            );
-            if let Some(x) = candidates
-                .iter()
-                .find(|x| fits(&x.method) && x.verb == info.verb)
-            {
-                return answer(
+            // The same function the resource handler dispatches with.
+            return match crate::api::routes::resolve(&r, method, &info) {
+                Ok(x) => answer(
                     &passed,
                     server,
                     Outcome::Served,
                     0,
                     Some(x),
                     format!("{server} serves {}", x.resource_name()),
-                );
-            }
-            let (outcome, status, reason) = resource_refusal(&r, &info, !candidates.is_empty());
-            return answer(
-                &passed,
-                server,
-                outcome,
-                status,
-                candidates.first().copied(),
-                format!("{server} owns {}: {reason}", r.plural),
-            );
+                ),
+                Err(refusal) => {
+                    let outcome = match refusal {
+                        Refusal::NotFound(_) => Outcome::ResourceNotFound,
+                        Refusal::MethodNotAllowed(_) => Outcome::MethodNotAllowed,
+                    };
+                    let status = match refusal {
+                        Refusal::NotFound(_) => "a NotFound Status",
+                        Refusal::MethodNotAllowed(_) => "a MethodNotAllowed Status",
+                    };
+                    // The route whose path fits, to show what it takes instead.
+                    let near = best(r.routes().iter(), path);
+                    answer(
+                        &passed,
+                        server,
+                        outcome,
+                        refusal.status(),
+                        near.first().copied(),
+                        format!("{server} owns {}: {}: {status}", r.plural, refusal.reason()),
+                    )
+                }
+            };
         }
         passed.push(server.to_string());
     }
@@ -628,49 +426,6 @@ pub fn match_request(catalog: &Catalog, routes: &[Route], method: &Method, targe
         None,
         "no server has a route for it: 404 page not found".to_string(),
     )
-}
-
-/// What the resource handler answers for a request on a resource it owns
-/// that no route of it fits (`ResourceHandler::handle`'s checks).
-fn resource_refusal(r: &Resource, info: &RequestInfo, path_fits: bool) -> (Outcome, u16, String) {
-    let nf = |why: &str| {
-        (
-            Outcome::ResourceNotFound,
-            404,
-            format!("{why}: a NotFound Status"),
-        )
-    };
-    let na = |why: &str| {
-        (
-            Outcome::MethodNotAllowed,
-            405,
-            format!("{why}: a MethodNotAllowed Status"),
-        )
-    };
-    let ns = !info.namespace.is_empty();
-    if r.namespaced && !ns && !matches!(info.verb.as_str(), "list" | "watch") {
-        return nf("it is namespaced and the path names no namespace");
-    }
-    if !r.namespaced && ns && r.plural != "namespaces" {
-        return nf("it is cluster-scoped and the path names a namespace");
-    }
-    if !info.subresource.is_empty() {
-        return match r.subresource(&info.subresource) {
-            None => nf(&format!("it has no subresource {:?}", info.subresource)),
-            Some(_) if path_fits => na(&format!(
-                "{} does not allow verb {:?}",
-                info.subresource, info.verb
-            )),
-            Some(_) => nf("the path goes past the subresource"),
-        };
-    }
-    if info.parts.len() > 2 {
-        return nf("the path goes past the object's name");
-    }
-    if !r.has_verb(&info.verb) {
-        return na(&format!("it does not allow verb {:?}", info.verb));
-    }
-    nf("no route fits")
 }
 
 use crate::clientcmd::{Remote, RemoteError};
@@ -824,6 +579,7 @@ pub fn catalog_from_discovery(docs: &[Value], aggregated: &[AggregatedApi]) -> C
                                 .map_or(Owner::Apiextensions, |b| b.owner),
                             custom: None,
                             proxy: None,
+                            routes: Default::default(),
                         },
                     };
                     r.kind = kind;

@@ -302,6 +302,7 @@ pub fn resources_from_discovery(doc: &Value, t: &Target) -> Vec<Resource> {
             owner: Owner::Aggregator,
             custom: None,
             proxy: Some(info.clone()),
+            routes: Default::default(),
         });
     }
     out

@@ -33,6 +33,7 @@ use tokio::sync::broadcast;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::api::request_info::{query_value, RequestInfo};
 use crate::api::selector::{FieldSelector, LabelSelector};
 use crate::api::ApiError;
 use crate::auth::request_header::HeaderNames;
@@ -42,7 +43,6 @@ use crate::pki::ServingNames;
 use crate::registry::strategy::{AGE_DESCRIPTION, NAME_DESCRIPTION};
 use crate::registry::validation::{dns1123_subdomain, FieldError};
 use crate::server::filters::ConnInfo;
-use crate::server::request_info::{query_value, RequestInfo};
 use crate::server::serve::{self, TlsServing};
 
 pub const GROUP: &str = "wardle.example.com";

@@ -116,6 +116,8 @@ pub struct Resource {
     /// For resources of an aggregated API server: the APIService whose
     /// backend serves them (the aggregator proxies every request).
     pub proxy: Option<Arc<ProxyInfo>>,
+    /// Its routes, derived from the fields above on first use ([`Resource::routes`]).
+    pub routes: crate::api::routes::RouteCache,
 }
 
 /// A resource served by an aggregated API server, as its discovery lists it.
@@ -216,6 +218,7 @@ impl Resource {
             owner,
             custom: None,
             proxy: None,
+            routes: Default::default(),
         }
     }
 
@@ -225,6 +228,12 @@ impl Resource {
         } else {
             format!("{}/{}", self.group, self.version)
         }
+    }
+
+    /// Every route of this resource, as upstream's installer lays them out
+    /// (see [`crate::api::routes`]).
+    pub fn routes(&self) -> &[crate::api::routes::Route] {
+        self.routes.get_or_build(self)
     }
 
     pub fn has_verb(&self, verb: &str) -> bool {

@@ -5,6 +5,8 @@ pub mod catalog;
 pub mod go_json;
 pub mod json_syntax;
 pub mod protobuf;
+pub mod request_info;
+pub mod routes;
 pub mod selector;
 pub mod status;
 pub mod strict;

@@ -387,6 +387,7 @@ fn resources_of(crd: &Value) -> Vec<Resource> {
             owner: Owner::Apiextensions,
             custom: Some(Arc::new(info)),
             proxy: None,
+            routes: Default::default(),
         });
     }
     out

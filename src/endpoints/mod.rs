@@ -21,12 +21,12 @@ use http::{header, HeaderValue, Method, StatusCode};
 use serde_json::{json, Value};
 
 use crate::api::catalog::{Owner, Resource};
+use crate::api::request_info::{percent_decode, RequestInfo};
 use crate::api::ApiError;
 use crate::registry::{
     meta, DeleteOptions, FieldValidation, ListParams, PatchType, Registries, Registry,
     WriteOptions, Written,
 };
-use crate::server::request_info::{percent_decode, RequestInfo};
 use crate::storage::cacher::{json_watch_line, WatchMessage};
 use crate::storage::store::Preconditions;
 use negotiation::{BodyFormat, Encoding, Output, Serializers, Transform};
@@ -694,32 +694,6 @@ impl ResourceHandler {
     }
 
     pub async fn serve(&self, req: Request, info: Arc<RequestInfo>) -> Response {
-        crate::trace::stage(crate::trace::start(), "routing", "ok", || {
-            let prefix = if info.api_group.is_empty() {
-                format!("/api/{}", info.api_version)
-            } else {
-                format!("/apis/{}/{}", info.api_group, info.api_version)
-            };
-            let mut route = prefix;
-            if !info.namespace.is_empty() && info.resource != "namespaces" {
-                route.push_str("/namespaces/{namespace}");
-            }
-            route.push('/');
-            route.push_str(&info.resource);
-            if !info.name.is_empty() {
-                route.push_str("/{name}");
-            }
-            if !info.subresource.is_empty() {
-                route.push('/');
-                route.push_str(&info.subresource);
-            }
-            json!({
-                "server": crate::routes::server_name(self.owner),
-                "method": req.method().as_str(),
-                "route": route,
-                "verb": info.verb,
-            })
-        });
         let encoding = negotiation::error_encoding(
             req.headers()
                 .get(header::ACCEPT)
@@ -731,13 +705,43 @@ impl ResourceHandler {
         }
     }
 
+    /// The route of `r` the request takes (the one `kapi routes` lists),
+    /// recorded as the trace's routing stage.
+    fn route<'a>(
+        &self,
+        r: &'a Resource,
+        method: &Method,
+        info: &RequestInfo,
+    ) -> Result<&'a crate::api::routes::Route, ApiError> {
+        let began = crate::trace::start();
+        let resolved = crate::api::routes::resolve(r, method, info);
+        match &resolved {
+            Ok(route) => crate::trace::stage(began, "routing", "ok", || {
+                json!({
+                    "server": route.server,
+                    "method": route.method,
+                    "route": route.path,
+                    "verb": route.verb,
+                })
+            }),
+            Err(refusal) => crate::trace::stage(began, "routing", "error", || {
+                json!({
+                    "server": crate::api::routes::server_name(self.owner),
+                    "method": method.as_str(),
+                    "status": refusal.status(),
+                    "reason": refusal.reason(),
+                })
+            }),
+        }
+        resolved.map_err(crate::api::routes::Refusal::into_error)
+    }
+
     async fn handle(&self, req: Request, info: &RequestInfo) -> Result<Response, ApiError> {
         let registry = self
             .registries
             .get(&info.api_group, &info.api_version, &info.resource)
             .ok_or_else(ApiError::resource_not_found)?;
         let r = registry.resource.clone();
-        // /api/v1/namespaces/{ns}/... on a cluster-scoped resource, or the reverse, is not a route.
         let q = Query::parse(req.uri().query());
         let accept = req
             .headers()
@@ -750,25 +754,12 @@ impl ResourceHandler {
             serializers_of(&r),
             info.verb == "watch",
         )?;
+        let route = self.route(&r, req.method(), info)?;
         let ns = info.namespace.as_str();
-        if r.namespaced && ns.is_empty() && !matches!(info.verb.as_str(), "list" | "watch") {
-            return Err(ApiError::resource_not_found());
-        }
-        if !r.namespaced && !ns.is_empty() && !(r.plural == "namespaces") {
-            return Err(ApiError::resource_not_found());
-        }
-        let sub = (!info.subresource.is_empty()).then_some(info.subresource.as_str());
-        if let Some(s) = sub {
-            if r.subresource(s).is_none() || info.parts.len() > 3 && !matches!(s, "proxy") {
-                return Err(ApiError::resource_not_found());
-            }
-            return self.subresource(&registry, req, info, s, &q, output).await;
-        }
-        if info.parts.len() > 2 {
-            return Err(ApiError::resource_not_found());
-        }
-        if !r.has_verb(&info.verb) {
-            return Err(ApiError::method_not_allowed());
+        if !route.subresource.is_empty() {
+            return self
+                .subresource(&registry, req, info, &route.subresource, &q, output)
+                .await;
         }
         let name = info.name.as_str();
         if !name.is_empty() {
@@ -787,7 +778,7 @@ impl ResourceHandler {
                 .await?;
             return Ok(with_warnings(resp, &warning));
         }
-        match info.verb.as_str() {
+        match route.verb.as_str() {
             "get" => {
                 let obj = crate::trace::request_read(registry.get_object(
                     ns,
@@ -832,10 +823,6 @@ impl ResourceHandler {
                 ))
             }
             "create" => {
-                // POST names a collection; an item URL takes no POST.
-                if req.method() != Method::POST || !name.is_empty() {
-                    return Err(ApiError::method_not_allowed());
-                }
                 let opts = request_write_options(&req, &q, "CreateOptions")?;
                 let (body, dups) = self.strict_body(req, &r, &opts).await?;
                 let written = registry.create(ns, body, &opts).await?;
@@ -844,7 +831,6 @@ impl ResourceHandler {
                     &dups,
                 ))
             }
-            "update" | "patch" if name.is_empty() => Err(ApiError::method_not_allowed()),
             "update" => {
                 let opts = request_write_options(&req, &q, "UpdateOptions")?;
                 let (body, dups) = self.strict_body(req, &r, &opts).await?;
@@ -1421,13 +1407,6 @@ impl ResourceHandler {
         output: Output,
     ) -> Result<Response, ApiError> {
         let r = registry.resource.clone();
-        let spec = r
-            .subresource(sub)
-            .cloned()
-            .ok_or_else(ApiError::resource_not_found)?;
-        if !spec.verbs.iter().any(|v| *v == info.verb) {
-            return Err(ApiError::method_not_allowed());
-        }
         let (ns, name) = (info.namespace.as_str(), info.name.as_str());
         match sub {
             // Each takes one part of the object (upstream's status,

@@ -10,7 +10,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 use tokio::sync::mpsc;
 
-use super::request_info::RequestInfo;
+use crate::api::request_info::RequestInfo;
 use crate::auth::UserInfo;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

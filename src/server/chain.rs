@@ -11,19 +11,11 @@ use axum::Router;
 use http::{header, HeaderValue, Method, StatusCode};
 use serde::Serialize;
 
-use super::request_info::RequestInfo;
+use crate::api::request_info::RequestInfo;
+pub use crate::api::routes::HandlerKind;
 use crate::api::ApiError;
 use crate::endpoints::ResourceHandler;
 use tower::ServiceExt;
-
-/// What kind of handler serves a route, as `kapi routes` shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HandlerKind {
-    NonResource,
-    Resource,
-    Proxy,
-}
 
 /// One row of a server's route table.
 #[derive(Debug, Clone, Serialize)]

@@ -17,7 +17,7 @@ use http::{header, HeaderValue};
 use tokio::sync::Semaphore;
 
 use super::metrics::{Metrics, RequestLabels};
-use super::request_info::{query_value, RequestInfo};
+use crate::api::request_info::{query_value, RequestInfo};
 use crate::api::ApiError;
 use crate::auth::authenticator::Authenticated;
 use crate::auth::authorizer::{forbidden_message, Attributes, Authorizer, Decision};
@@ -257,7 +257,7 @@ impl<T: Unpin> axum::body::HttpBody for KeepAlongside<T> {
 /// ParseBool; anything else is false), else curl, Wget and browsers.
 fn wants_pretty(req: &Request) -> bool {
     if let Some(q) = req.uri().query().filter(|q| q.contains("pretty")) {
-        let value = super::request_info::query_value(Some(q), "pretty");
+        let value = crate::api::request_info::query_value(Some(q), "pretty");
         if let Some(v) = value.filter(|v| !v.is_empty()) {
             return matches!(v.as_str(), "1" | "t" | "T" | "true" | "TRUE" | "True");
         }
@@ -861,7 +861,7 @@ async fn impersonation(State(s): State<Arc<ChainState>>, mut req: Request, next:
     for (name, value) in headers.iter() {
         if let Some(key) = name.as_str().strip_prefix("impersonate-extra-") {
             extra
-                .entry(crate::server::request_info::percent_decode(key))
+                .entry(crate::api::request_info::percent_decode(key))
                 .or_default()
                 .push(String::from_utf8_lossy(value.as_bytes()).to_string());
         }

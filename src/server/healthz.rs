@@ -70,7 +70,7 @@ pub async fn serve_all(endpoint: &str, checks: &[HealthCheck], query: Option<&st
         match k {
             "verbose" => verbose = v != "false" && v != "0",
             "exclude" => {
-                excluded.insert(super::request_info::percent_decode(v));
+                excluded.insert(crate::api::request_info::percent_decode(v));
             }
             _ => {}
         }

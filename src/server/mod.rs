@@ -12,10 +12,9 @@ pub mod healthz;
 pub mod hooks;
 pub mod instance_lock;
 pub mod metrics;
-pub mod request_info;
 pub mod serve;
 pub mod sni;
 pub mod webhook;
 
+pub use crate::api::request_info::RequestInfo;
 pub use chain::{GenericServer, HandlerKind, RouteInfo};
-pub use request_info::RequestInfo;

@@ -25,6 +25,9 @@ pub struct RequestInfo {
     pub name: String,
     /// Path segments from the resource on.
     pub parts: Vec<String>,
+    /// The path is one of the deprecated `/watch/` forms
+    /// (`/api/v1/watch/pods`), not a `?watch=true` query.
+    pub watch_path: bool,
 }
 
 fn query_flag(query: Option<&str>, key: &str) -> bool {
@@ -106,6 +109,7 @@ impl RequestInfo {
 
         if parts.first() == Some(&"watch") {
             info.verb = "watch".into();
+            info.watch_path = true;
             parts.remove(0);
         } else {
             info.verb = match *method {
