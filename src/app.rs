@@ -539,7 +539,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         hooks.add(
             "priority-and-fairness-config-producer",
             move || async move {
-                tokio::spawn(crate::server::flowcontrol::run(
+                tokio::spawn(crate::controlplane::apf_config::run(
                     apf_hook,
                     apf_registries,
                     apf_informers,

@@ -9,6 +9,7 @@ pub mod apiextensions;
 pub mod app;
 pub mod auth;
 pub mod clientcmd;
+pub mod component_base;
 pub mod config;
 pub mod controlplane;
 pub mod endpoints;

@@ -323,7 +323,9 @@ pub fn set_user_headers(headers: &mut HeaderMap, user: &UserInfo) {
         }
     };
     put(REMOTE_USER_HEADER, &user.name);
-    if !user.uid.is_empty() && crate::config::feature_gates::enabled("RemoteRequestHeaderUID") {
+    if !user.uid.is_empty()
+        && crate::component_base::feature_gates::enabled("RemoteRequestHeaderUID")
+    {
         put(REMOTE_UID_HEADER, &user.uid);
     }
     for g in &user.groups {

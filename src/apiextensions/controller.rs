@@ -15,7 +15,7 @@ use super::crd::{storage_version, CLEANUP_FINALIZER};
 use crate::api::catalog::{
     Catalog, CustomInfo, Owner, PrinterColumn, Resource, ScaleInfo, Subresource,
 };
-use crate::config::clocks::Clocks;
+use crate::component_base::clocks::Clocks;
 use crate::informers::Informers;
 use crate::registry::{meta, DeleteOptions, ListParams, Registries, WriteOptions};
 

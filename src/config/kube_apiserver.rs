@@ -511,14 +511,7 @@ impl CommandLine {
     }
 }
 
-/// Go's strconv.ParseBool.
-pub(crate) fn parse_bool(s: &str) -> Option<bool> {
-    match s {
-        "1" | "t" | "T" | "TRUE" | "true" | "True" => Some(true),
-        "0" | "f" | "F" | "FALSE" | "false" | "False" => Some(false),
-        _ => None,
-    }
-}
+pub(crate) use crate::component_base::parse_bool;
 
 /// The value checks pflag's typed flags make, with Go's messages.
 fn check_value(flag: &Flag, value: &str) -> Result<(), String> {

@@ -1,9 +1,8 @@
 //! Flags -> completed config, as upstream's `Options.Complete()`: defaults
 //! resolved, paths derived, values checked, before anything starts.
 
-pub mod clocks;
-pub mod duration;
-pub mod feature_gates;
+pub use crate::component_base::{clocks, duration, feature_gates};
+pub use crate::controlplane::allocator::PortRange;
 pub mod kube_apiserver;
 pub mod runtime_config;
 
@@ -322,13 +321,6 @@ pub struct ServeOptions {
 
 fn parse_storage_media_type(s: &str) -> Result<crate::storage::codec::MediaType, String> {
     crate::storage::codec::MediaType::parse(s)
-}
-
-/// An inclusive port range such as `30000-32767`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct PortRange {
-    pub base: u16,
-    pub size: u16,
 }
 
 fn parse_port_range(s: &str) -> Result<PortRange, String> {

@@ -13,10 +13,16 @@ use rand::Rng;
 use serde_json::{json, Value};
 
 use crate::api::ApiError;
-use crate::config::PortRange;
 use crate::registry::validation::FieldError;
 use crate::registry::{meta, Registries, WriteOptions};
 use crate::storage::store::{Preconditions, StorageError};
+
+/// An inclusive port range such as `30000-32767` (`--service-node-port-range`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRange {
+    pub base: u16,
+    pub size: u16,
+}
 
 #[derive(Clone)]
 pub struct ServiceAllocator {

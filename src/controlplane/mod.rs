@@ -3,6 +3,7 @@
 //! index.
 
 pub mod allocator;
+pub mod apf_config;
 pub mod bootstrap;
 pub mod builtin;
 pub mod gc;

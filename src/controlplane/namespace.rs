@@ -9,7 +9,7 @@ use std::sync::Arc;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::clocks::Clocks;
+use crate::component_base::clocks::Clocks;
 use crate::informers::{run_controller, Event, Informers};
 use crate::registry::{meta, DeleteOptions, ListParams, Registries, WriteOptions};
 

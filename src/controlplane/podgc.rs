@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::config::clocks::Clocks;
+use crate::component_base::clocks::Clocks;
 use crate::informers::Informers;
 use crate::registry::{meta, DeleteOptions};
 

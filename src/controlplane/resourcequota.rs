@@ -23,7 +23,7 @@ use crate::admission::resource_quota::{
     add, list_value, mask, measured, resource_list, scopes_match, usage, ResourceList,
 };
 use crate::api::ApiError;
-use crate::config::clocks::Clocks;
+use crate::component_base::clocks::Clocks;
 use crate::informers::{
     key_of, run_controller, Event, Informer, Informers, Registration, BY_NAMESPACE,
 };

@@ -143,7 +143,9 @@ fn validate_list_options(
                 "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
             ));
         }
-        if send_initial_events.is_some() && !crate::config::feature_gates::enabled("WatchList") {
+        if send_initial_events.is_some()
+            && !crate::component_base::feature_gates::enabled("WatchList")
+        {
             errs.push(FieldError::forbidden(
                 "sendInitialEvents",
                 "sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled",

@@ -816,7 +816,7 @@ async fn timeout(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> 
         // upstream's WithRequestDeadline: a timeout that does not parse is
         // refused before the request runs (a DELETE must not go ahead).
         // Go's ParseDuration takes a sign; a negative timeout is ignored.
-        match crate::config::duration::parse(t.strip_prefix('-').unwrap_or(&t)) {
+        match crate::component_base::duration::parse(t.strip_prefix('-').unwrap_or(&t)) {
             Ok(_) if t.starts_with('-') => {}
             Ok(asked) if !asked.is_zero() && asked < limit => limit = asked,
             Ok(_) => {}

@@ -135,7 +135,7 @@ pub fn check(values: &[String]) -> Result<(FeatureGates, Vec<String>), String> {
             return Err(format!("missing bool value for {}", s.trim()));
         };
         let (k, v) = (k.trim(), v.trim());
-        let Some(value) = super::kube_apiserver::parse_bool(v) else {
+        let Some(value) = super::parse_bool(v) else {
             return Err(format!(
                 "invalid value of {k}={v}, err: strconv.ParseBool: parsing \"{v}\": invalid syntax"
             ));
