@@ -333,10 +333,12 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         )
         .map_err(|e| anyhow::anyhow!("failed to initialize admission: {e}"))?,
     );
-    registries.add_validating_admission(Arc::new(crate::auth::escalation::RbacEscalation {
-        authorizer: authorizer.clone(),
-        index: rbac_index.clone(),
-    }));
+    registries.add_validating_admission(Arc::new(
+        crate::admission::rbac_escalation::RbacEscalation {
+            authorizer: authorizer.clone(),
+            index: rbac_index.clone(),
+        },
+    ));
     // What is stored decides from the first request on (a restart must not
     // serve a window with no policy); the refresher keeps it current.
     match tokio::time::timeout(

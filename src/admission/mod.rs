@@ -32,6 +32,7 @@ pub mod policy;
 pub mod priority;
 pub mod pvc_resize;
 pub mod quantity;
+pub mod rbac_escalation;
 pub mod resource_quota;
 pub mod runtime_class;
 pub mod service_account;

@@ -4,6 +4,7 @@
 pub mod catalog;
 pub mod go_json;
 pub mod json_syntax;
+pub mod jsonpath;
 pub mod protobuf;
 pub mod request_info;
 pub mod routes;

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::jsonpath;
+use crate::api::jsonpath;
 use crate::registry::strategy::{set_default, Strategy};
 use crate::registry::validation::{self, FieldError};
 

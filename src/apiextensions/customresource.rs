@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::jsonpath;
 use crate::api::catalog::CustomInfo;
+use crate::api::jsonpath;
 use crate::registry::strategy::{Strategy, AGE_DESCRIPTION, NAME_DESCRIPTION};
 use crate::registry::validation::FieldError;
 

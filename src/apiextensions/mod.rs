@@ -6,7 +6,6 @@
 pub mod controller;
 pub mod crd;
 pub mod customresource;
-pub mod jsonpath;
 pub mod schema;
 
 pub mod cel;

@@ -6,7 +6,6 @@ pub mod authorizer;
 pub mod authz_webhook;
 pub mod bootstrap_policy;
 pub mod bootstrap_token;
-pub mod escalation;
 pub mod node;
 pub mod rbac;
 pub mod request_header;

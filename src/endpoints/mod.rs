@@ -1586,15 +1586,15 @@ impl ResourceHandler {
                 .and_then(|c| c.scale.clone());
             let (spec_replicas, status_replicas, selector) = match &custom {
                 Some(sc) => (
-                    crate::apiextensions::jsonpath::get(obj, &sc.spec_replicas_path)
+                    crate::api::jsonpath::get(obj, &sc.spec_replicas_path)
                         .and_then(Value::as_i64)
                         .unwrap_or(0),
-                    crate::apiextensions::jsonpath::get(obj, &sc.status_replicas_path)
+                    crate::api::jsonpath::get(obj, &sc.status_replicas_path)
                         .and_then(Value::as_i64)
                         .unwrap_or(0),
                     sc.label_selector_path
                         .as_deref()
-                        .and_then(|p| crate::apiextensions::jsonpath::get(obj, p))
+                        .and_then(|p| crate::api::jsonpath::get(obj, p))
                         .and_then(Value::as_str)
                         .unwrap_or("")
                         .to_string(),
@@ -1670,7 +1670,7 @@ impl ResourceHandler {
                     .map_or(".spec.replicas".to_string(), |s| {
                         s.spec_replicas_path.clone()
                     });
-                crate::apiextensions::jsonpath::set(&mut patch, &replicas_path, json!(replicas));
+                crate::api::jsonpath::set(&mut patch, &replicas_path, json!(replicas));
                 if !rv.is_empty() {
                     patch["metadata"] = json!({"resourceVersion": rv});
                 }

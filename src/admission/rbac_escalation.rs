@@ -12,11 +12,11 @@ use std::sync::Arc;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails;
 use serde_json::Value;
 
-use super::authorizer::{Attributes as AuthzAttributes, Authorizer, Decision};
-use super::rbac::{confirm_no_escalation, PolicyRule, SharedIndex, GROUP};
-use super::{UserInfo, MASTERS_GROUP};
 use crate::admission::{Attributes, Context, Operation, ValidatingPlugin};
 use crate::api::ApiError;
+use crate::auth::authorizer::{Attributes as AuthzAttributes, Authorizer, Decision};
+use crate::auth::rbac::{confirm_no_escalation, PolicyRule, SharedIndex, GROUP};
+use crate::auth::{UserInfo, MASTERS_GROUP};
 
 pub const PLUGIN_NAME: &str = "RBACEscalationPrevention";
 
