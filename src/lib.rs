@@ -27,6 +27,7 @@ pub mod templates;
 pub mod testing;
 pub mod trace;
 pub mod version;
+pub mod webhook;
 
 /// The one rustls crypto provider kapi uses (aws-lc-rs). Dependencies pull
 /// in ring as well, so rustls cannot pick a default by itself; kapi names

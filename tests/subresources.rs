@@ -315,3 +315,102 @@ spec:
     assert!(!ok);
     assert!(err.contains("pod updates may not change fields"), "{err}");
 }
+
+/// The proxy subresources answer as upstream's ResourceLocation decides
+/// before it dials anything: a Service's Endpoints must exist and hold an
+/// address, a numbered port must be the Service's, a pod's IP must be one a
+/// proxy may dial.
+#[test]
+fn proxy_subresources_refuse_as_upstream_does_before_dialing() {
+    let k = Kapi::start(&[]);
+    let rt = runtime();
+    rt.block_on(async {
+        let get = |path: String| {
+            let c = k.admin_client();
+            let url = format!("{}{path}", k.url);
+            async move {
+                let r = c.get(url).send().await.expect("request");
+                (
+                    r.status().as_u16(),
+                    r.json::<Value>().await.unwrap_or(Value::Null),
+                )
+            }
+        };
+        let json_ct = "application/json";
+        let svc = json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"},
+            "spec": {"selector": {"app": "web"}, "ports": [{"name": "http", "port": 80}]}});
+        let (code, body) = send(
+            &k,
+            reqwest::Method::POST,
+            "/api/v1/namespaces/default/services",
+            json_ct,
+            svc,
+        )
+        .await;
+        assert_eq!(code, 201, "{body}");
+        let proxy = "/api/v1/namespaces/default/services/web/proxy/";
+
+        // No Endpoints object: its NotFound.
+        let (code, body) = get(proxy.to_string()).await;
+        assert_eq!(code, 404, "{body}");
+        assert_eq!(body["message"], "endpoints \"web\" not found", "{body}");
+
+        // Endpoints without subsets, as the endpoints controller writes them
+        // for a Service that selects no pod.
+        let eps = json!({"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "web"}});
+        let (code, body) = send(
+            &k,
+            reqwest::Method::POST,
+            "/api/v1/namespaces/default/endpoints",
+            json_ct,
+            eps,
+        )
+        .await;
+        assert_eq!(code, 201, "{body}");
+        let (code, body) = get(proxy.to_string()).await;
+        assert_eq!(code, 503, "{body}");
+        assert_eq!(body["reason"], "ServiceUnavailable", "{body}");
+        assert_eq!(
+            body["message"], "no endpoints available for service \"web\"",
+            "{body}"
+        );
+
+        // A port number the Service does not declare.
+        let (code, body) = get("/api/v1/namespaces/default/services/web:81/proxy/".into()).await;
+        assert_eq!(code, 503, "{body}");
+        assert_eq!(
+            body["message"], "no service port 81 found for service \"web\"",
+            "{body}"
+        );
+        let (code, body) = get("/api/v1/namespaces/default/services/web:80/proxy/".into()).await;
+        assert_eq!(code, 503, "{body}");
+        assert_eq!(
+            body["message"], "no endpoints available for service \"web\"",
+            "{body}"
+        );
+
+        // A pod without an IP: nothing a proxy may dial.
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "nginx"}]}});
+        let (code, body) = send(
+            &k,
+            reqwest::Method::POST,
+            "/api/v1/namespaces/default/pods",
+            json_ct,
+            pod,
+        )
+        .await;
+        assert_eq!(code, 201, "{body}");
+        for path in [
+            "/api/v1/namespaces/default/pods/p/proxy",
+            "/api/v1/namespaces/default/pods/p:80/proxy/x",
+        ] {
+            let (code, body) = get(path.to_string()).await;
+            assert_eq!(code, 400, "{path}: {body}");
+            assert_eq!(body["message"], "address not allowed", "{path}: {body}");
+        }
+        let (code, body) = get("/api/v1/namespaces/default/pods/nope/proxy".into()).await;
+        assert_eq!(code, 404, "{body}");
+        assert_eq!(body["message"], "pods \"nope\" not found", "{body}");
+    });
+}

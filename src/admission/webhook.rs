@@ -29,7 +29,7 @@ use super::matching::{
 use super::{Attributes, Context, MutatingPlugin, ValidatingPlugin};
 use crate::api::selector::LabelSelector;
 use crate::api::{ApiError, Reason};
-use crate::server::webhook::{self as client, ClientConfig};
+use crate::webhook::{self as client, ClientConfig};
 
 /// One webhook of a configuration, with its defaults applied.
 struct Hook {

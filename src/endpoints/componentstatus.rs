@@ -34,7 +34,7 @@ fn status(name: &str, healthy: bool, message: &str) -> Value {
 /// upstream's HTTP prober: 2xx and 3xx are healthy; the body is the
 /// message; a failed request is unhealthy with Go's error text.
 async fn probe_http(url: &str) -> (bool, String) {
-    let client = match crate::server::webhook::client(None, true, None, PROBE_TIMEOUT) {
+    let client = match crate::webhook::client(None, true, None, PROBE_TIMEOUT) {
         Ok(c) => c,
         Err(e) => return (false, e),
     };

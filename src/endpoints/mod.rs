@@ -1521,6 +1521,24 @@ impl ResourceHandler {
                     .await?;
                 Ok(self.written(registry, StatusCode::OK, written, output))
             }
+            "proxy" if r.kind == "Service" && r.group.is_empty() => {
+                self.service_proxy_location(ns, name).await
+            }
+            "proxy" if r.kind == "Pod" && r.group.is_empty() => {
+                // upstream's pod ResourceLocation: `name`, `name:port` or
+                // `scheme:name:port`; the pod's IP must be one a proxy may
+                // dial before anything else is looked at.
+                let (pod, _) = split_scheme_name_port(name)?;
+                let obj = registry.get_object(ns, pod, None).await?;
+                let v: Value = serde_json::from_slice(&obj).unwrap_or(json!({}));
+                let ip = v["status"]["podIP"].as_str().unwrap_or("");
+                if !ip.parse::<std::net::IpAddr>().is_ok_and(is_global_unicast) {
+                    return Err(ApiError::bad_request("address not allowed"));
+                }
+                Err(ApiError::service_unavailable(format!(
+                    "kapi runs no pod network: pods/proxy of {pod} needs to reach {ip}, which this server does not do"
+                )))
+            }
             "log" | "exec" | "attach" | "portforward" | "proxy" => {
                 let obj = registry.get_object(ns, name, None).await?;
                 let v: Value = serde_json::from_slice(&obj).unwrap_or(json!({}));
@@ -1545,6 +1563,53 @@ impl ResourceHandler {
                 format!("{}/{sub} is not served by kapi yet", r.plural),
             )),
         }
+    }
+
+    /// Where `services/{id}/proxy` goes, as upstream's service
+    /// ResourceLocation decides: a numbered port must be one of the
+    /// Service's, and its Endpoints must exist and hold an address.
+    async fn service_proxy_location(&self, ns: &str, id: &str) -> Result<Response, ApiError> {
+        let (name, port) = split_scheme_name_port(id)?;
+        if let Ok(number) = port.parse::<i64>() {
+            let services = self
+                .registries
+                .get("", "v1", "services")
+                .ok_or_else(ApiError::resource_not_found)?;
+            let svc: Value = serde_json::from_slice(&services.get_object(ns, name, None).await?)
+                .unwrap_or(json!({}));
+            let declared = svc["spec"]["ports"]
+                .as_array()
+                .is_some_and(|ps| ps.iter().any(|p| p["port"].as_i64() == Some(number)));
+            if !declared {
+                return Err(ApiError::service_unavailable(format!(
+                    "no service port {number} found for service {}",
+                    crate::api::go_quote(name)
+                )));
+            }
+        }
+        let endpoints = self
+            .registries
+            .get("", "v1", "endpoints")
+            .ok_or_else(ApiError::resource_not_found)?;
+        let eps: Value = serde_json::from_slice(&endpoints.get_object(ns, name, None).await?)
+            .unwrap_or(json!({}));
+        let subsets = eps["subsets"].as_array().cloned().unwrap_or_default();
+        let ready = subsets.iter().any(|s| {
+            s["addresses"].as_array().is_some_and(|a| !a.is_empty())
+                && s["ports"].as_array().is_some_and(|p| !p.is_empty())
+        });
+        // upstream names the Service when there are no subsets at all, and
+        // the whole id when none of them serves the port.
+        if !ready {
+            let named = if subsets.is_empty() { name } else { id };
+            return Err(ApiError::service_unavailable(format!(
+                "no endpoints available for service {}",
+                crate::api::go_quote(named)
+            )));
+        }
+        Err(ApiError::service_unavailable(format!(
+            "kapi does not proxy to services yet: services/{name}/proxy has endpoints, which this server does not dial"
+        )))
     }
 
     async fn scale(
@@ -1913,5 +1978,44 @@ impl ResourceHandler {
         out["spec"]["expirationSeconds"] = json!(seconds);
         out["status"] = json!({"token": token, "expirationTimestamp": exp_ts});
         Ok(out)
+    }
+}
+
+/// upstream's `SplitSchemeNamePort`: `name`, `name:port` or
+/// `scheme:name:port` (scheme http or https), as a proxy subresource's id.
+fn split_scheme_name_port(id: &str) -> Result<(&str, &str), ApiError> {
+    let parts: Vec<&str> = id.split(':').collect();
+    let (scheme, name, port) = match parts.as_slice() {
+        [name] => ("", *name, ""),
+        [name, port] => ("", *name, *port),
+        [scheme, name, port] => (*scheme, *name, *port),
+        _ => ("", "", ""),
+    };
+    if name.is_empty() || !matches!(scheme, "" | "http" | "https") {
+        return Err(ApiError::bad_request(format!(
+            "invalid request {}",
+            crate::api::go_quote(id)
+        )));
+    }
+    Ok((name, port))
+}
+
+/// Go's `net.IP.IsGlobalUnicast`: not unspecified, loopback, multicast,
+/// link-local or the IPv4 broadcast address.
+fn is_global_unicast(ip: std::net::IpAddr) -> bool {
+    match ip {
+        std::net::IpAddr::V4(v4) => {
+            !(v4.is_unspecified()
+                || v4.is_loopback()
+                || v4.is_multicast()
+                || v4.is_link_local()
+                || v4.is_broadcast())
+        }
+        std::net::IpAddr::V6(v6) => {
+            !(v6.is_unspecified()
+                || v6.is_loopback()
+                || v6.is_multicast()
+                || (v6.segments()[0] & 0xffc0) == 0xfe80)
+        }
     }
 }

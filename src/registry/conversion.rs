@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use crate::api::catalog::Resource;
 use crate::api::ApiError;
 use crate::registry::Registries;
-use crate::server::webhook::{self, ClientConfig};
+use crate::webhook::{self, ClientConfig};
 
 /// How long a conversion webhook may take.
 const WEBHOOK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);

@@ -14,7 +14,6 @@ pub mod instance_lock;
 pub mod metrics;
 pub mod serve;
 pub mod sni;
-pub mod webhook;
 
 pub use crate::api::request_info::RequestInfo;
 pub use chain::{GenericServer, HandlerKind, RouteInfo};

@@ -3,14 +3,16 @@
 //! config's `caBundle`, as upstream's webhook package does. A Service is
 //! resolved through its Endpoints (not its ClusterIP, which nothing routes
 //! on a developer's machine), so a Service whose endpoints point at
-//! 127.0.0.1:PORT reaches a webhook the developer runs locally.
+//! 127.0.0.1:PORT reaches a webhook the developer runs locally. The
+//! resolving is the registry's ([`ServiceResolver`]); this client sits
+//! below it, so admission, conversion and the probes can all call out.
 
 use std::time::Duration;
 
 use base64::Engine;
 use serde_json::Value;
 
-use crate::registry::Registries;
+use futures::future::BoxFuture;
 
 /// A webhook's `clientConfig`.
 #[derive(Debug, Clone, Default)]
@@ -66,69 +68,16 @@ impl ClientConfig {
     }
 }
 
-/// The address a Service's port `port` is served at: the first ready
-/// endpoint address, with the endpoint port that the service port targets.
-pub async fn resolve_service(
-    registries: &Registries,
-    namespace: &str,
-    name: &str,
-    port: u16,
-) -> Result<(String, u16), String> {
-    let services = registries
-        .get("", "v1", "services")
-        .ok_or("services are not served")?;
-    let svc = services
-        .get_object(namespace, name, None)
-        .await
-        .map_err(|_| format!("service \"{namespace}/{name}\" not found"))?;
-    let svc: Value = serde_json::from_slice(&svc).map_err(|e| e.to_string())?;
-    let sport = svc["spec"]["ports"]
-        .as_array()
-        .and_then(|ps| {
-            ps.iter()
-                .find(|p| p["port"].as_u64() == Some(u64::from(port)))
-                .cloned()
-        })
-        .ok_or_else(|| format!("service \"{namespace}/{name}\" has no port {port}"))?;
-    let port_name = sport["name"].as_str().unwrap_or("").to_string();
-    if svc["spec"]["type"] == "ExternalName" {
-        let host = svc["spec"]["externalName"]
-            .as_str()
-            .unwrap_or("")
-            .to_string();
-        return Ok((host, port));
-    }
-    let endpoints = registries
-        .get("", "v1", "endpoints")
-        .ok_or("endpoints are not served")?;
-    let ep = endpoints
-        .get_object(namespace, name, None)
-        .await
-        .map_err(|_| format!("endpoints for service/{name} in {namespace:?} not found"))?;
-    let ep: Value = serde_json::from_slice(&ep).map_err(|e| e.to_string())?;
-    for subset in ep["subsets"].as_array().cloned().unwrap_or_default() {
-        let Some(addr) = subset["addresses"]
-            .as_array()
-            .and_then(|a| a.first())
-            .and_then(|a| a["ip"].as_str())
-            .map(String::from)
-        else {
-            continue;
-        };
-        let ports = subset["ports"].as_array().cloned().unwrap_or_default();
-        let p = ports
-            .iter()
-            .find(|p| p["name"].as_str().unwrap_or("") == port_name)
-            .or_else(|| (ports.len() == 1).then(|| &ports[0]))
-            .and_then(|p| p["port"].as_u64())
-            .and_then(|p| u16::try_from(p).ok());
-        if let Some(p) = p {
-            return Ok((addr, p));
-        }
-    }
-    Err(format!(
-        "service \"{namespace}/{name}\" has no ready endpoints for port {port}"
-    ))
+/// Finds where a Service's port is served. The registry implements it
+/// (through the Service's Endpoints); the webhook client only asks.
+pub trait ServiceResolver: Send + Sync {
+    /// The host and port serving `port` of Service `namespace/name`.
+    fn resolve<'a>(
+        &'a self,
+        namespace: &'a str,
+        name: &'a str,
+        port: u16,
+    ) -> BoxFuture<'a, Result<(String, u16), String>>;
 }
 
 fn host_port(host: &str, port: u16) -> String {
@@ -140,7 +89,7 @@ fn host_port(host: &str, port: u16) -> String {
 }
 
 /// The URL a client config points at (services through their endpoints).
-pub async fn url(registries: &Registries, cfg: &ClientConfig) -> Result<String, String> {
+pub async fn url(services: &dyn ServiceResolver, cfg: &ClientConfig) -> Result<String, String> {
     if let Some(u) = &cfg.url {
         return Ok(u.clone());
     }
@@ -148,7 +97,7 @@ pub async fn url(registries: &Registries, cfg: &ClientConfig) -> Result<String, 
         .service
         .as_ref()
         .ok_or("clientConfig needs url or service")?;
-    let (host, port) = resolve_service(registries, &s.namespace, &s.name, s.port).await?;
+    let (host, port) = services.resolve(&s.namespace, &s.name, s.port).await?;
     Ok(format!("https://{}{}", host_port(&host, port), s.path))
 }
 
@@ -180,12 +129,12 @@ pub fn client(
 
 /// Posts `body` as JSON and returns the JSON answer.
 pub async fn post_json(
-    registries: &Registries,
+    services: &dyn ServiceResolver,
     cfg: &ClientConfig,
     body: &Value,
     timeout: Duration,
 ) -> Result<Value, String> {
-    let target = url(registries, cfg).await?;
+    let target = url(services, cfg).await?;
     let c = client(cfg.ca_bundle.as_deref(), false, None, timeout)?;
     let resp = c
         .post(&target)

@@ -1,0 +1,116 @@
+//! Namespace (upstream's pkg/registry/core/namespace). Its own file because
+//! a namespace's life is unlike other objects': its name is also a label, its
+//! deletion waits on the server's `kubernetes` finalizer (Terminating) and the
+//! system namespaces may not be deleted at all.
+
+use serde_json::{json, Value};
+
+use crate::registry::meta::NameRule;
+use crate::registry::strategy::{age_column, name_column, Column, Strategy};
+
+pub struct NamespaceStrategy;
+
+static NAMESPACE_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(|| {
+    vec![
+        name_column(),
+        Column {
+            name: "Status",
+            kind: "string",
+            format: "",
+            description: "The status of the namespace",
+            priority: 0,
+            cell: |o| o["status"]["phase"].clone(),
+        },
+        age_column(),
+    ]
+});
+
+impl Strategy for NamespaceStrategy {
+    fn tracks_generation(&self) -> bool {
+        false
+    }
+
+    fn returns_deleted_object(&self) -> bool {
+        true
+    }
+
+    fn name_rule(&self) -> NameRule {
+        NameRule::Label
+    }
+
+    /// SetDefaults_Namespace: the namespace's name is also a label (so
+    /// its writer owns it, as upstream's).
+    fn default(&self, obj: &mut Value) {
+        let name = crate::registry::meta::name(obj).to_string();
+        if name.is_empty() {
+            return;
+        }
+        let meta = crate::registry::meta::meta_mut(obj);
+        let labels = meta.entry("labels").or_insert_with(|| json!({}));
+        if let Some(l) = labels.as_object_mut() {
+            l.insert("kubernetes.io/metadata.name".into(), Value::String(name));
+        }
+    }
+
+    /// The `kubernetes` finalizer is the server's, added after the
+    /// writer's fields are recorded (PrepareForCreate).
+    fn prepare_for_create(&self, obj: &mut Value) {
+        if let Some(m) = obj.as_object_mut() {
+            m.insert("status".into(), json!({"phase": "Active"}));
+            let spec = m.entry("spec").or_insert_with(|| json!({}));
+            if !spec.is_object() {
+                *spec = json!({});
+            }
+            if let Some(spec) = spec.as_object_mut() {
+                let fins = spec.entry("finalizers").or_insert_with(|| json!([]));
+                if !fins.is_array() {
+                    *fins = json!([]);
+                }
+                if let Some(list) = fins.as_array_mut() {
+                    if !list.iter().any(|f| f == "kubernetes") {
+                        list.push(json!("kubernetes"));
+                    }
+                }
+            }
+        }
+        self.default(obj);
+    }
+
+    fn prepare_for_update(&self, new: &mut Value, old: &Value) {
+        // spec.finalizers change only through the finalize subresource.
+        if let Some(m) = new.as_object_mut() {
+            m.insert("spec".into(), old.get("spec").cloned().unwrap_or(json!({})));
+        }
+        let name = crate::registry::meta::name(new).to_string();
+        let meta = crate::registry::meta::meta_mut(new);
+        let labels = meta.entry("labels").or_insert_with(|| json!({}));
+        if let Some(l) = labels.as_object_mut() {
+            l.insert("kubernetes.io/metadata.name".into(), Value::String(name));
+        }
+    }
+
+    fn defer_deletion(&self, obj: &mut Value) -> bool {
+        let pending = obj["spec"]["finalizers"]
+            .as_array()
+            .is_some_and(|f| !f.is_empty());
+        if pending {
+            if let Some(m) = obj.as_object_mut() {
+                let status = m.entry("status").or_insert_with(|| json!({}));
+                if let Some(s) = status.as_object_mut() {
+                    s.insert("phase".into(), json!("Terminating"));
+                }
+            }
+        }
+        pending
+    }
+
+    fn forbid_deletion(&self, name: &str) -> Option<&'static str> {
+        crate::controlplane::bootstrap::SYSTEM_NAMESPACES
+            .contains(&name)
+            .then_some("this namespace may not be deleted")
+    }
+
+    fn columns(&self) -> Option<&'static [Column]> {
+        Some(&NAMESPACE_COLUMNS)
+    }
+}
