@@ -927,18 +927,15 @@ pub fn cel_expression(input: &[u8]) {
     schema["properties"]["spec"]["x-kubernetes-validations"] = json!([r]);
     let e = env();
     let widget = &e.bases[4].object;
-    let errs = crate::apiextensions::cel::compile_schema_rules(
-        &schema,
-        "spec.versions[0].schema.openAPIV3Schema",
-    );
+    let errs = crate::cel::compile_schema_rules(&schema, "spec.versions[0].schema.openAPIV3Schema");
     if errs.is_empty() {
         let mut changed = widget.clone();
         changed["spec"]["replicas"] = json!(7);
         changed["spec"]["tags"] = json!(["a", "c"]);
         changed["spec"]["ports"] =
             json!([{"name": "http", "port": 8080}, {"name": "https", "port": 443}]);
-        let _ = crate::apiextensions::cel::validate(&schema, widget, None);
-        let _ = crate::apiextensions::cel::validate(&schema, &changed, Some(widget));
+        let _ = crate::cel::validate(&schema, widget, None);
+        let _ = crate::cel::validate(&schema, &changed, Some(widget));
     }
     let request = json!({
         "uid": "u", "kind": {"group": "example.com", "version": "v1", "kind": "Widget"},
@@ -947,7 +944,7 @@ pub fn cel_expression(input: &[u8]) {
         "dryRun": false
     });
     let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default", "labels": {"env": "prod"}}});
-    let mut act = crate::apiextensions::cel::admission::Activation::new(&[
+    let mut act = crate::cel::admission::Activation::new(&[
         ("object", Some(widget)),
         ("oldObject", Some(widget)),
         ("request", Some(&request)),
@@ -1046,7 +1043,7 @@ pub fn crd_schema(input: &[u8]) {
     let Ok(written) = block_on(crds.create("", crd, &opts)) else {
         return;
     };
-    let _ = crate::apiextensions::schema::to_openapi(&schema);
+    let _ = crate::schema::to_openapi(&schema);
     let Ok(crd) = serde_json::from_slice::<Value>(&written.object) else {
         return;
     };

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use super::{Attributes, Context, Operation};
 use crate::api::selector::LabelSelector;
 use crate::api::ApiError;
-use crate::apiextensions::cel::admission::{Activation, Outcome};
+use crate::cel::admission::{Activation, Outcome};
 use crate::registry::{ListParams, Registries};
 
 pub const GROUP: &str = "admissionregistration.k8s.io";

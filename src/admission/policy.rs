@@ -30,7 +30,7 @@ use super::webhook::conditions;
 use super::{Attributes, Context, ValidatingPlugin};
 use crate::api::selector::LabelSelector;
 use crate::api::{ApiError, Reason};
-use crate::apiextensions::cel::admission::{Activation, Outcome};
+use crate::cel::admission::{Activation, Outcome};
 use crate::registry::ListParams;
 
 /// `matchConstraints` of a policy, `matchResources` of a binding.

@@ -147,7 +147,7 @@ async fn should_call(h: &Hook, a: &Attributes<'_>, ctx: &Context) -> Result<bool
 /// The match conditions over `object`, `oldObject` and `request`.
 fn conditions_hold(h: &Hook, a: &Attributes<'_>) -> Result<bool, String> {
     let request = request_json(a, None);
-    let mut act = crate::apiextensions::cel::admission::Activation::new(&[
+    let mut act = crate::cel::admission::Activation::new(&[
         ("object", a.object.as_ref()),
         ("oldObject", a.old_object),
         ("request", Some(&request)),
@@ -418,7 +418,7 @@ fn failed(h: &Hook, f: Failure) -> Option<ApiError> {
 fn normalize(obj: &mut Value, a: &Attributes<'_>, ctx: &Context) -> Result<(), ApiError> {
     let r = a.resource;
     if let Some(schema) = r.custom.as_ref().and_then(|c| c.schema.as_ref()) {
-        crate::apiextensions::schema::prune(obj, schema);
+        crate::schema::prune(obj, schema);
     }
     if let Some(codec) = r.codec {
         *obj = codec(obj).map_err(ApiError::internal)?;

@@ -5,12 +5,14 @@ pub mod catalog;
 pub mod go_json;
 pub mod json_syntax;
 pub mod jsonpath;
+pub mod meta;
 pub mod protobuf;
 pub mod request_info;
 pub mod routes;
 pub mod selector;
 pub mod status;
 pub mod strict;
+pub mod validation;
 
 pub use status::{ApiError, Negotiable, Reason, StatusBody};
 

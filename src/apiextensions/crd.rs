@@ -182,11 +182,11 @@ impl Strategy for CrdStrategy {
                 ));
             } else {
                 let spath = format!("{path}.schema.openAPIV3Schema");
-                errs.extend(super::schema::validate_structural(schema, &spath));
+                errs.extend(crate::schema::validate_structural(schema, &spath));
                 if v["subresources"]["status"].is_object() {
-                    errs.extend(super::schema::validate_status_root(schema, &spath));
+                    errs.extend(crate::schema::validate_status_root(schema, &spath));
                 }
-                errs.extend(super::cel::compile_schema_rules(schema, &spath));
+                errs.extend(crate::cel::compile_schema_rules(schema, &spath));
             }
             for (j, c) in v["additionalPrinterColumns"]
                 .as_array()

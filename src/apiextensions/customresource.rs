@@ -47,7 +47,7 @@ fn cell(o: &Value, kind: &str, path: &str) -> Value {
 impl Strategy for CustomResourceStrategy {
     fn default(&self, obj: &mut Value) {
         if let Some(schema) = &self.info.schema {
-            super::schema::apply_defaults(obj, schema);
+            crate::schema::apply_defaults(obj, schema);
         }
     }
 
@@ -112,8 +112,8 @@ impl CustomResourceStrategy {
     fn validate_with(&self, obj: &Value, old: Option<&Value>) -> Vec<FieldError> {
         let mut errs = Vec::new();
         if let Some(schema) = &self.info.schema {
-            errs.extend(super::schema::validate(obj, schema, ""));
-            errs.extend(super::cel::validate(schema, obj, old));
+            errs.extend(crate::schema::validate(obj, schema, ""));
+            errs.extend(crate::cel::validate(schema, obj, old));
         }
         if let Some(scale) = &self.info.scale {
             if let Some(v) = jsonpath::get(obj, &scale.spec_replicas_path) {

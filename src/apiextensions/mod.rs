@@ -6,9 +6,6 @@
 pub mod controller;
 pub mod crd;
 pub mod customresource;
-pub mod schema;
-
-pub mod cel;
 
 use crate::server::GenericServer;
 

@@ -26,7 +26,6 @@ pub mod flowcontrol;
 pub mod graceful;
 pub mod helpers;
 pub mod ipaddress;
-pub mod meta;
 pub mod networking;
 pub mod node;
 mod options;
@@ -41,7 +40,10 @@ pub mod service_resolver;
 pub mod storage_kinds;
 mod store;
 pub mod strategy;
-pub mod validation;
+
+/// Field errors and ObjectMeta rules sit in `api`, below every user of them;
+/// strategies reach them here too.
+pub use crate::api::{meta, validation};
 
 pub use options::{
     DeleteOptions, FieldValidation, ListOut, ListParams, PatchType, WriteOptions, Written,

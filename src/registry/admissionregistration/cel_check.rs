@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use kube_cel::cel::common::ast::{EntryExpr, Expr, LiteralValue};
 use kube_cel::cel::parser::{Expression, Parser};
 
-use crate::apiextensions::cel::admission::Activation;
+use crate::cel::admission::Activation;
 
 /// Which optional variables an expression may use (upstream's
 /// OptionalVariableDeclarations plus composition's `variables`).

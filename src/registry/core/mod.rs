@@ -28,7 +28,7 @@ pub use config_map::ConfigMapStrategy;
 pub use endpoints::EndpointsStrategy;
 pub use event::EventStrategy;
 pub use limit_range::LimitRangeStrategy;
-pub use namespace::NamespaceStrategy;
+pub use namespace::{ensure_system_namespaces, NamespaceStrategy, SYSTEM_NAMESPACES};
 pub use node::NodeStrategy;
 pub use persistent_volume::PersistentVolumeStrategy;
 pub use persistent_volume_claim::PersistentVolumeClaimStrategy;

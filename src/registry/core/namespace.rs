@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::registry::meta::NameRule;
 use crate::registry::strategy::{age_column, name_column, Column, Strategy};
+use crate::registry::{Registries, WriteOptions};
 
 pub struct NamespaceStrategy;
 
@@ -105,7 +106,7 @@ impl Strategy for NamespaceStrategy {
     }
 
     fn forbid_deletion(&self, name: &str) -> Option<&'static str> {
-        crate::controlplane::bootstrap::SYSTEM_NAMESPACES
+        SYSTEM_NAMESPACES
             .contains(&name)
             .then_some("this namespace may not be deleted")
     }
@@ -113,4 +114,28 @@ impl Strategy for NamespaceStrategy {
     fn columns(&self) -> Option<&'static [Column]> {
         Some(&NAMESPACE_COLUMNS)
     }
+}
+
+/// The namespaces every cluster has; none of them may be deleted.
+pub const SYSTEM_NAMESPACES: &[&str] =
+    &["default", "kube-system", "kube-public", "kube-node-lease"];
+
+/// Creates each system namespace that is missing (an existing one is fine).
+pub async fn ensure_system_namespaces(registries: &Registries) -> Result<(), String> {
+    let ns = registries
+        .get("", "v1", "namespaces")
+        .ok_or("namespaces are not served")?;
+    for name in SYSTEM_NAMESPACES {
+        // Looked up first: a create that finds it costs the whole create path.
+        if ns.get_object("", name, None).await.is_ok() {
+            continue;
+        }
+        let body = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}});
+        match ns.create("", body, &WriteOptions::default()).await {
+            Ok(_) => tracing::debug!(namespace = name, "created system namespace"),
+            Err(e) if e.code == 409 => {}
+            Err(e) => return Err(format!("creating namespace {name}: {e}")),
+        }
+    }
+    Ok(())
 }

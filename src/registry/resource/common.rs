@@ -285,8 +285,7 @@ pub fn device_configuration(config: &Value, path: &str, stored: bool) -> Vec<Fie
 /// finds one (syntax only: no type checking against the DRA environment).
 fn cel_compile_error(expression: &str) -> Option<String> {
     let device = json!({"driver": "", "attributes": {}, "capacity": {}});
-    let mut act =
-        crate::apiextensions::cel::admission::Activation::new(&[("device", Some(&device))]);
+    let mut act = crate::cel::admission::Activation::new(&[("device", Some(&device))]);
     match act.eval(expression) {
         Err(e) => e
             .strip_prefix("compilation error: ")

@@ -141,7 +141,7 @@ impl Registry {
         let mut warnings = Vec::new();
         if let Some(schema) = r.custom.as_ref().and_then(|c| c.schema.as_ref()) {
             // Custom resources: the CRD's structural schema prunes what it does not know.
-            let unknown = crate::apiextensions::schema::prune(&mut value, schema);
+            let unknown = crate::schema::prune(&mut value, schema);
             if !unknown.is_empty() {
                 match opts.field_validation {
                     FieldValidation::Strict => {

@@ -4,7 +4,9 @@
 //! `pkg/apis/apiextensions/validation`), pruning of unknown fields,
 //! defaulting, and the kube-openapi validation custom resources go through
 //! (with the list-type and embedded-resource checks of the custom resource
-//! strategy).
+//! strategy). Its own module, below the registry (custom resources are
+//! pruned, defaulted and validated there) and admission (webhook patches
+//! are pruned).
 //!
 //! Everything works on `serde_json::Value`: a schema is a version's
 //! `openAPIV3Schema` as stored in the CRD, an object a custom resource as

@@ -1,5 +1,8 @@
 //! CRD validation rules: `x-kubernetes-validations` written in CEL, as
-//! upstream's `apiextensions-apiserver/pkg/apiserver/schema/cel`.
+//! upstream's `apiextensions-apiserver/pkg/apiserver/schema/cel`, and the
+//! CEL environment admission policies and webhook match conditions use
+//! ([`admission`]). Its own module, below the registry and admission,
+//! which both evaluate it.
 //!
 //! Two entry points. [`compile_schema_rules`] runs at CRD create/update and
 //! reports what upstream reports there: malformed rules (no rule, bad
@@ -31,7 +34,7 @@ mod tests;
 
 use serde_json::Value;
 
-use crate::registry::validation::{ErrorType, FieldError};
+use crate::api::validation::{ErrorType, FieldError};
 use kube_cel::cel::Value as Cel;
 
 use types::{

@@ -10,7 +10,7 @@ use std::sync::{Arc, OnceLock};
 use parking_lot::Mutex;
 use regex::Regex;
 
-use crate::registry::validation;
+use crate::api::validation;
 
 /// The normalised names (dashes removed, as go-openapi does) CRDs support.
 const SUPPORTED: [&str; 26] = [

@@ -1,7 +1,7 @@
 use serde_json::{json, Value};
 
 use super::{compile_schema_rules, validate};
-use crate::registry::validation::{ErrorType, FieldError};
+use crate::api::validation::{ErrorType, FieldError};
 
 /// A CR schema with `spec` as given.
 fn crd(spec: Value) -> Value {

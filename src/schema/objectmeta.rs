@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 
 use super::gofmt;
 use super::{additional, child, flag, index, items, key, property, Additional, EMBEDDED};
-use crate::registry::meta::{self, NameRule};
-use crate::registry::validation::{self, FieldError};
+use crate::api::meta::{self, NameRule};
+use crate::api::validation::{self, FieldError};
 
 #[derive(Clone, Copy)]
 enum Kind {

@@ -4,7 +4,7 @@
 
 use serde_json::{Number, Value};
 
-use crate::registry::validation::{go_value, ErrorType, FieldError};
+use crate::api::validation::{go_value, ErrorType, FieldError};
 
 /// A float64 as `%v` prints it (strconv 'g' with the shortest precision,
 /// exponent form below 1e-4 and from 1e+06 on).

@@ -2,7 +2,7 @@ use serde_json::{json, Value};
 
 use super::gofmt;
 use super::*;
-use crate::registry::validation::FieldError;
+use crate::api::validation::FieldError;
 
 const P: &str = "spec.versions[0].schema.openAPIV3Schema";
 

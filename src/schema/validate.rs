@@ -13,7 +13,7 @@ use super::{
     additional, child, flag, float_of, formats, get, index, int_of, items, key, list, objectmeta,
     properties, str_list, str_of, type_of, Additional, INT_OR_STRING, LIST_MAP_KEYS, LIST_TYPE,
 };
-use crate::registry::validation::{ErrorType, FieldError};
+use crate::api::validation::{ErrorType, FieldError};
 
 /// Validates `obj` against `schema` as upstream validates a custom resource
 /// (CEL rules aside). `path` prefixes every field (empty for a custom

@@ -11,7 +11,7 @@ use super::{
     pruning, str_list, str_of, type_of, validate, Additional, EMBEDDED, INT_OR_STRING,
     LIST_MAP_KEYS, LIST_TYPE, MAP_TYPE, META_FIELDS, PRESERVE, VALIDATIONS,
 };
-use crate::registry::validation::FieldError;
+use crate::api::validation::FieldError;
 
 /// Validates a CRD version's `openAPIV3Schema` as upstream does for a v1
 /// CRD, `path` being where the schema sits
