@@ -356,7 +356,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         informers.clone(),
         background.child_token(),
     ));
-    let auth = crate::registry::reviews::AuthContext {
+    let auth = crate::auth::reviews::AuthContext {
         authenticator: authenticator.clone(),
         authorizer: authorizer.clone(),
         tokens: Some(token_issuer),
@@ -880,7 +880,7 @@ fn every_accepted_admission_plugin_is_built() {
 /// The catalog `kapi serve` starts with: every built-in resource.
 pub fn builtin_catalog() -> Catalog {
     let catalog = Catalog::default();
-    for def in controlplane::builtin::BUILTINS {
+    for def in crate::api::builtin::BUILTINS {
         catalog.add(Resource::from_builtin(def));
     }
     catalog

@@ -248,7 +248,7 @@ fn custom_resource(crd: &Value) -> Option<Resource> {
     let names = &spec["names"];
     let group = s(&spec["group"]);
     let plural = s(&names["plural"]);
-    let storage = crate::apiextensions::crd::storage_version(crd).unwrap_or_default();
+    let storage = crate::registry::apiextensions::storage_version(crd).unwrap_or_default();
     let v = spec["versions"]
         .as_array()?
         .iter()

@@ -8,6 +8,8 @@ pub mod api;
 pub mod apiextensions;
 pub mod app;
 pub mod auth;
+pub mod authentication;
+pub mod authorization;
 pub mod cel;
 pub mod clientcmd;
 pub mod component_base;

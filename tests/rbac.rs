@@ -859,3 +859,248 @@ fn bootstrap_policy_is_reconciled_on_restart() {
         "yes"
     );
 }
+
+/// Upstream v1.34's default ClusterRoles other than the controllers' (its
+/// bootstrappolicy testdata/cluster-roles.yaml with the default feature gates).
+const V134_CLUSTER_ROLES: &[&str] = &[
+    "admin",
+    "cluster-admin",
+    "edit",
+    "system:aggregate-to-admin",
+    "system:aggregate-to-edit",
+    "system:aggregate-to-view",
+    "system:auth-delegator",
+    "system:basic-user",
+    "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+    "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+    "system:certificates.k8s.io:kube-apiserver-client-approver",
+    "system:certificates.k8s.io:kube-apiserver-client-kubelet-approver",
+    "system:certificates.k8s.io:kubelet-serving-approver",
+    "system:certificates.k8s.io:legacy-unknown-approver",
+    "system:discovery",
+    "system:heapster",
+    "system:kube-aggregator",
+    "system:kube-controller-manager",
+    "system:kube-dns",
+    "system:kube-scheduler",
+    "system:kubelet-api-admin",
+    "system:monitoring",
+    "system:node",
+    "system:node-bootstrapper",
+    "system:node-problem-detector",
+    "system:node-proxier",
+    "system:persistent-volume-provisioner",
+    "system:public-info-viewer",
+    "system:service-account-issuer-discovery",
+    "system:volume-scheduler",
+    "view",
+];
+
+/// Upstream v1.34's default ClusterRoleBindings other than the controllers'.
+const V134_CLUSTER_ROLE_BINDINGS: &[&str] = &[
+    "cluster-admin",
+    "system:basic-user",
+    "system:discovery",
+    "system:kube-controller-manager",
+    "system:kube-dns",
+    "system:kube-scheduler",
+    "system:monitoring",
+    "system:node",
+    "system:node-proxier",
+    "system:public-info-viewer",
+    "system:service-account-issuer-discovery",
+    "system:volume-scheduler",
+];
+
+/// Upstream v1.34's controllers with a default `system:controller:<name>`
+/// ClusterRole and ClusterRoleBinding (testdata/controller-roles.yaml).
+const V134_CONTROLLERS: &[&str] = &[
+    "attachdetach-controller",
+    "certificate-controller",
+    "clusterrole-aggregation-controller",
+    "cronjob-controller",
+    "daemon-set-controller",
+    "deployment-controller",
+    "disruption-controller",
+    "endpoint-controller",
+    "endpointslice-controller",
+    "endpointslicemirroring-controller",
+    "ephemeral-volume-controller",
+    "expand-controller",
+    "generic-garbage-collector",
+    "horizontal-pod-autoscaler",
+    "job-controller",
+    "legacy-service-account-token-cleaner",
+    "namespace-controller",
+    "node-controller",
+    "persistent-volume-binder",
+    "pod-garbage-collector",
+    "pv-protection-controller",
+    "pvc-protection-controller",
+    "replicaset-controller",
+    "replication-controller",
+    "resource-claim-controller",
+    "resourcequota-controller",
+    "root-ca-cert-publisher",
+    "route-controller",
+    "selinux-warning-controller",
+    "service-account-controller",
+    "service-cidrs-controller",
+    "service-controller",
+    "statefulset-controller",
+    "ttl-after-finished-controller",
+    "ttl-controller",
+    "validatingadmissionpolicy-status-controller",
+    "volumeattributesclass-protection-controller",
+];
+
+#[test]
+fn bootstrap_policy_matches_upstream_v1_34() {
+    let k = Kapi::start(&[]);
+    let rbac = format!("{}/apis/rbac.authorization.k8s.io/v1", k.url);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        // The policy is written by a post-start hook; /readyz waits for it.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let r = c.get(format!("{}/readyz", k.url)).send().await;
+            if r.is_ok_and(|r| r.status() == 200) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "/readyz never became ready");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let list = |path: String| {
+            let c = c.clone();
+            async move {
+                let r = c.get(&path).send().await.expect(&path);
+                assert_eq!(r.status(), 200, "{path}");
+                let v: Value = r.json().await.expect("list");
+                v["items"].as_array().cloned().unwrap_or_default()
+            }
+        };
+        let names = |items: &[Value]| {
+            let mut n: Vec<String> = items
+                .iter()
+                .filter_map(|o| o["metadata"]["name"].as_str().map(String::from))
+                .collect();
+            n.sort();
+            n
+        };
+        let with_controllers = |base: &[&str]| {
+            let mut n: Vec<String> = base.iter().map(|s| s.to_string()).collect();
+            n.extend(
+                V134_CONTROLLERS
+                    .iter()
+                    .map(|c| format!("system:controller:{c}")),
+            );
+            n.sort();
+            n
+        };
+
+        let roles = list(format!("{rbac}/clusterroles")).await;
+        assert_eq!(names(&roles), with_controllers(V134_CLUSTER_ROLES));
+        let bindings = list(format!("{rbac}/clusterrolebindings")).await;
+        assert_eq!(
+            names(&bindings),
+            with_controllers(V134_CLUSTER_ROLE_BINDINGS)
+        );
+        let system_roles = list(format!("{rbac}/namespaces/kube-system/roles")).await;
+        assert_eq!(
+            names(&system_roles),
+            [
+                "extension-apiserver-authentication-reader",
+                "system::leader-locking-kube-controller-manager",
+                "system::leader-locking-kube-scheduler",
+                "system:controller:bootstrap-signer",
+                "system:controller:cloud-provider",
+                "system:controller:token-cleaner",
+            ]
+        );
+        let system_bindings = list(format!("{rbac}/namespaces/kube-system/rolebindings")).await;
+        assert_eq!(
+            names(&system_bindings),
+            [
+                "system::extension-apiserver-authentication-reader",
+                "system::leader-locking-kube-controller-manager",
+                "system::leader-locking-kube-scheduler",
+                "system:controller:bootstrap-signer",
+                "system:controller:cloud-provider",
+                "system:controller:token-cleaner",
+            ]
+        );
+        let public_roles = list(format!("{rbac}/namespaces/kube-public/roles")).await;
+        assert_eq!(names(&public_roles), ["system:controller:bootstrap-signer"]);
+        let public_bindings = list(format!("{rbac}/namespaces/kube-public/rolebindings")).await;
+        assert_eq!(
+            names(&public_bindings),
+            ["system:controller:bootstrap-signer"]
+        );
+
+        let role = |name: &str| {
+            roles
+                .iter()
+                .find(|o| o["metadata"]["name"] == name)
+                .cloned()
+                .unwrap_or_else(|| panic!("{name} missing"))
+        };
+        let events = json!({"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]});
+        // The rules as upstream's testdata has them, in its order.
+        let deployment = role("system:controller:deployment-controller");
+        assert_eq!(
+            deployment["rules"],
+            json!([
+                {"apiGroups": ["apps", "extensions"], "resources": ["deployments"], "verbs": ["get", "list", "update", "watch"]},
+                {"apiGroups": ["apps", "extensions"], "resources": ["deployments/status"], "verbs": ["update"]},
+                {"apiGroups": ["apps", "extensions"], "resources": ["deployments/finalizers"], "verbs": ["update"]},
+                {"apiGroups": ["apps", "extensions"], "resources": ["replicasets"], "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "update", "watch"]},
+                events,
+            ])
+        );
+        assert_eq!(
+            deployment["metadata"]["labels"]["kubernetes.io/bootstrapping"],
+            "rbac-defaults"
+        );
+        assert_eq!(
+            deployment["metadata"]["annotations"]["rbac.authorization.kubernetes.io/autoupdate"],
+            "true"
+        );
+        assert_eq!(
+            role("system:controller:namespace-controller")["rules"],
+            json!([
+                {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["delete", "get", "list", "watch"]},
+                {"apiGroups": [""], "resources": ["namespaces/finalize", "namespaces/status"], "verbs": ["update"]},
+                {"apiGroups": ["*"], "resources": ["*"], "verbs": ["delete", "deletecollection", "get", "list", "watch"]},
+            ])
+        );
+        // v1.34 still has StatefulSetAutoDeletePVC's rules after the events rule.
+        assert_eq!(
+            role("system:controller:statefulset-controller")["rules"],
+            json!([
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
+                {"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["get", "list", "watch"]},
+                {"apiGroups": ["apps"], "resources": ["statefulsets/status"], "verbs": ["update"]},
+                {"apiGroups": ["apps"], "resources": ["statefulsets/finalizers"], "verbs": ["update"]},
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete", "get", "patch", "update"]},
+                {"apiGroups": ["apps"], "resources": ["controllerrevisions"], "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
+                {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["create", "get", "list", "watch"]},
+                events,
+                {"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["delete", "update"]},
+                {"apiGroups": [""], "resources": ["pods/finalizers"], "verbs": ["update"]},
+            ])
+        );
+        let binding = bindings
+            .iter()
+            .find(|o| o["metadata"]["name"] == "system:controller:deployment-controller")
+            .expect("deployment-controller binding");
+        assert_eq!(
+            binding["roleRef"],
+            json!({"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:controller:deployment-controller"})
+        );
+        assert_eq!(
+            binding["subjects"],
+            json!([{"kind": "ServiceAccount", "name": "deployment-controller", "namespace": "kube-system"}])
+        );
+    });
+}

@@ -394,7 +394,7 @@ mod tests {
         kind: &str,
         namespaced: bool,
     ) -> Resource {
-        let mut r = Resource::from_builtin(&crate::controlplane::builtin::BUILTINS[0]);
+        let mut r = Resource::from_builtin(&crate::api::builtin::BUILTINS[0]);
         r.group = group.into();
         r.version = version.into();
         r.plural = plural.into();

@@ -548,8 +548,7 @@ mod tests {
 
     #[test]
     fn validations_and_refusals_as_upstream() {
-        let mut r =
-            crate::api::catalog::Resource::from_builtin(&crate::controlplane::builtin::BUILTINS[0]);
+        let mut r = crate::api::catalog::Resource::from_builtin(&crate::api::builtin::BUILTINS[0]);
         r.group = "apps".into();
         r.version = "v1".into();
         r.plural = "deployments".into();

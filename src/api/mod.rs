@@ -1,6 +1,7 @@
 //! The API machinery shared by every server: Status errors and, as the
 //! built-in API grows, the catalog of resources, selectors and Tables.
 
+pub mod builtin;
 pub mod catalog;
 pub mod go_json;
 pub mod json_syntax;

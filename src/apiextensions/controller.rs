@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::crd::{storage_version, CLEANUP_FINALIZER};
+use crate::registry::apiextensions::{storage_version, CLEANUP_FINALIZER};
 use crate::api::catalog::{
     Catalog, CustomInfo, Owner, PrinterColumn, Resource, ScaleInfo, Subresource,
 };

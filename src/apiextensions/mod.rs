@@ -4,8 +4,6 @@
 //! discovery and OpenAPI follow CRDs as they come and go.
 
 pub mod controller;
-pub mod crd;
-pub mod customresource;
 
 use crate::server::GenericServer;
 

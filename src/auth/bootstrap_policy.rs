@@ -1,5 +1,5 @@
 //! The default RBAC objects (`templates/bootstrap-policy.yaml`, from
-//! upstream's bootstrappolicy package) and the post-start hook
+//! upstream v1.34's bootstrappolicy package) and the post-start hook
 //! `rbac/bootstrap-roles` that reconciles them as upstream's
 //! `pkg/registry/rbac/reconciliation` does: missing objects are created;
 //! existing ones are left alone when annotated
@@ -17,14 +17,27 @@ use crate::registry::{Registries, WriteOptions};
 
 const POLICY_YAML: &str = include_str!("../../templates/bootstrap-policy.yaml");
 pub const BOOTSTRAPPING_LABEL: &str = "kubernetes.io/bootstrapping";
+/// upstream's saRolePrefix: a controller's role and binding are named
+/// `system:controller:<its ServiceAccount in kube-system>`.
+const CONTROLLER_ROLE_PREFIX: &str = "system:controller:";
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct PolicyFile {
     cluster_roles: Vec<Value>,
+    #[serde(default)]
+    controller_roles: Vec<ControllerRole>,
     cluster_role_bindings: Vec<BindingSpec>,
     roles: Vec<Value>,
     role_bindings: Vec<BindingSpec>,
+}
+
+/// A controller's ClusterRole; its binding follows from the name, as in
+/// upstream's addControllerRole.
+#[derive(Deserialize)]
+struct ControllerRole {
+    name: String,
+    rules: Vec<Value>,
 }
 
 /// A binding as the policy file abbreviates it.
@@ -38,8 +51,9 @@ struct BindingSpec {
     subjects: Vec<Value>,
 }
 
-/// The bootstrap objects in creation order: ClusterRoles,
-/// ClusterRoleBindings, Roles, RoleBindings; each with its plural. Parsed
+/// The bootstrap objects in upstream's creation order: ClusterRoles (the
+/// controllers' last), ClusterRoleBindings (likewise), Roles, RoleBindings;
+/// each with its plural. Parsed
 /// once per process: every start (and every `kapi::testing` server) reads it.
 pub fn objects() -> Result<Vec<(&'static str, Value)>, String> {
     static PARSED: std::sync::OnceLock<Result<Vec<(&'static str, Value)>, String>> =
@@ -55,7 +69,26 @@ fn parse_objects() -> Result<Vec<(&'static str, Value)>, String> {
         finish(&mut cr, "ClusterRole");
         out.push(("clusterroles", cr));
     }
-    for b in &file.cluster_role_bindings {
+    let mut controller_bindings = Vec::with_capacity(file.controller_roles.len());
+    for c in file.controller_roles {
+        let name = format!("{CONTROLLER_ROLE_PREFIX}{}", c.name);
+        let mut cr = json!({"metadata": {"name": name}, "rules": c.rules});
+        finish(&mut cr, "ClusterRole");
+        out.push(("clusterroles", cr));
+        controller_bindings.push(BindingSpec {
+            name: name.clone(),
+            namespace: String::new(),
+            role: name,
+            subjects: vec![
+                json!({"kind": "ServiceAccount", "name": c.name, "namespace": "kube-system"}),
+            ],
+        });
+    }
+    for b in file
+        .cluster_role_bindings
+        .iter()
+        .chain(&controller_bindings)
+    {
         out.push((
             "clusterrolebindings",
             binding(b, "ClusterRoleBinding", "ClusterRole"),
@@ -362,7 +395,7 @@ pub async fn ensure(registries: &Registries, index: &rbac::SharedIndex) -> Resul
     let mut wrote = false;
     loop {
         // Roles and bindings in kube-system and kube-public need their namespaces.
-        let ns = crate::controlplane::bootstrap::ensure_system_namespaces(registries).await;
+        let ns = crate::registry::core::ensure_system_namespaces(registries).await;
         let (mut errors, w) = reconcile_all(registries, &objs).await;
         wrote |= w;
         if let Err(e) = ns {
@@ -479,6 +512,64 @@ mod tests {
         assert_eq!(reader["roleRef"]["kind"], "Role");
         let signer = find("roles", "system:controller:bootstrap-signer");
         assert_eq!(signer["metadata"]["namespace"], "kube-public");
+        // upstream v1.34 with its default feature gates: 31 ClusterRoles and
+        // 12 ClusterRoleBindings, 37 controllers with one of each, 7 Roles
+        // and 7 RoleBindings in kube-system and kube-public.
+        let count = |plural: &str| objs.iter().filter(|(p, _)| *p == plural).count();
+        assert_eq!(count("clusterroles"), 31 + 37);
+        assert_eq!(count("clusterrolebindings"), 12 + 37);
+        assert_eq!(count("roles"), 7);
+        assert_eq!(count("rolebindings"), 7);
+        let gc = find(
+            "clusterroles",
+            "system:controller:generic-garbage-collector",
+        );
+        assert_eq!(
+            gc["metadata"]["labels"][BOOTSTRAPPING_LABEL],
+            "rbac-defaults"
+        );
+        assert_eq!(
+            gc["rules"],
+            json!([{"apiGroups": ["*"], "resources": ["*"], "verbs": ["delete", "get", "list", "patch", "update", "watch"]},
+                   {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch", "update"]}])
+        );
+        let gc_binding = find(
+            "clusterrolebindings",
+            "system:controller:generic-garbage-collector",
+        );
+        assert_eq!(
+            gc_binding["roleRef"],
+            json!({"apiGroup": GROUP, "kind": "ClusterRole", "name": "system:controller:generic-garbage-collector"})
+        );
+        assert_eq!(
+            gc_binding["subjects"],
+            json!([{"kind": "ServiceAccount", "name": "generic-garbage-collector", "namespace": "kube-system"}])
+        );
+        // Gated off by default in v1.34, as upstream leaves them out.
+        for name in [
+            "system:cluster-trust-bundle-discovery",
+            "system:controller:podcertificaterequestcleaner",
+            "system:controller:device-taint-eviction-controller",
+        ] {
+            assert!(
+                !objs.iter().any(|(_, o)| o["metadata"]["name"] == name),
+                "{name}"
+            );
+        }
+        // Every name is unique within its kind and namespace, as upstream's
+        // addControllerRole and addNamespaceRole insist.
+        let mut seen = std::collections::HashSet::new();
+        for (p, o) in &objs {
+            let key = (
+                *p,
+                o["metadata"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+                o["metadata"]["name"].as_str().unwrap_or("").to_string(),
+            );
+            assert!(seen.insert(key.clone()), "{key:?} twice");
+        }
         // Every binding's role is defined here too.
         for (p, b) in objs.iter().filter(|(p, _)| p.ends_with("bindings")) {
             let role_plural = if *p == "rolebindings" {

@@ -1,59 +1,29 @@
-//! Who is asking (authentication) and may they (authorization), as traits
-//! with upstream's implementations behind them.
+//! kube-apiserver's authenticators and authorizers: the authenticator
+//! chain, ServiceAccount and bootstrap tokens, the token and authorization
+//! webhooks, RBAC (with its default policy), the Node authorizer, and the
+//! review APIs that ask them. They read the registry; the interfaces they
+//! implement ([`crate::authentication`], [`crate::authorization`]) sit
+//! below it, so the registry and admission can name users and ask the
+//! authorizer without depending on these.
 
 pub mod authenticator;
-pub mod authorizer;
 pub mod authz_webhook;
 pub mod bootstrap_policy;
 pub mod bootstrap_token;
 pub mod node;
 pub mod rbac;
-pub mod request_header;
+pub mod reviews;
 pub mod serviceaccount;
 pub mod token_webhook;
-pub mod tokenfile;
-pub mod x509;
+
+pub use crate::authentication::{
+    request_header, tokenfile, x509, UserInfo, ANONYMOUS_USER, AUTHENTICATED_GROUP, MASTERS_GROUP,
+    UNAUTHENTICATED_GROUP,
+};
+pub use crate::authorization as authorizer;
 
 pub use authenticator::{AuthenticationError, Authenticator, Credentials};
 pub use authorizer::{Attributes, Authorizer, Decision};
-
-use std::collections::BTreeMap;
-
-/// upstream `user.Info`.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct UserInfo {
-    pub name: String,
-    pub uid: String,
-    pub groups: Vec<String>,
-    pub extra: BTreeMap<String, Vec<String>>,
-}
-
-pub const ANONYMOUS_USER: &str = "system:anonymous";
-pub const UNAUTHENTICATED_GROUP: &str = "system:unauthenticated";
-pub const AUTHENTICATED_GROUP: &str = "system:authenticated";
-pub const MASTERS_GROUP: &str = "system:masters";
-
-impl UserInfo {
-    pub fn anonymous() -> Self {
-        UserInfo {
-            name: ANONYMOUS_USER.into(),
-            groups: vec![UNAUTHENTICATED_GROUP.into()],
-            ..Default::default()
-        }
-    }
-
-    /// Every authenticated user is in `system:authenticated`, as upstream adds it.
-    pub fn with_authenticated_group(mut self) -> Self {
-        if !self.groups.iter().any(|g| g == AUTHENTICATED_GROUP) && self.name != ANONYMOUS_USER {
-            self.groups.push(AUTHENTICATED_GROUP.into());
-        }
-        self
-    }
-
-    pub fn in_group(&self, group: &str) -> bool {
-        self.groups.iter().any(|g| g == group)
-    }
-}
 
 /// The version of the review objects sent to a webhook (TokenReview,
 /// SubjectAccessReview): v1beta1 by default, as upstream.

@@ -293,6 +293,10 @@ impl NodeAuthorizer {
                 }
                 self.related(node, attrs, Kind::ServiceAccount).await
             }
+            // upstream allows a node only the slices its nodeName field
+            // selector names; without the selector here, system:node's
+            // deletecollection rule must not reach every node's slices.
+            ("resource.k8s.io", "resourceslices") => Decision::NoOpinion,
             ("coordination.k8s.io", "leases") => {
                 let own = attrs.namespace == "kube-node-lease"
                     && (attrs.name == node || (attrs.verb == "create" && !named));

@@ -5,7 +5,6 @@
 pub mod allocator;
 pub mod apf_config;
 pub mod bootstrap;
-pub mod builtin;
 pub mod gc;
 pub mod manager;
 pub mod namespace;

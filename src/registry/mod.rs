@@ -9,7 +9,9 @@
 //! `Registries`, the set of stores built from the catalog on first use, and
 //! the `Allocator` hook stay here.
 
+pub mod admission;
 pub mod admissionregistration;
+pub mod apiextensions;
 pub mod apiregistration;
 pub mod apps;
 pub mod autoscaling;
@@ -18,6 +20,7 @@ pub mod certificates;
 pub mod conversion;
 pub mod coordination;
 pub mod core;
+pub mod customresource;
 pub mod discovery;
 pub mod events;
 pub mod eviction;
@@ -34,7 +37,6 @@ pub mod pod_resize;
 pub mod policy;
 pub mod rbac;
 pub mod resource;
-pub mod reviews;
 pub mod scheduling;
 pub mod service_resolver;
 pub mod storage_kinds;
@@ -56,7 +58,6 @@ use std::sync::Arc;
 use parking_lot::RwLock;
 use serde_json::Value;
 
-use crate::admission;
 use crate::api::catalog::Catalog;
 use crate::api::ApiError;
 use crate::storage::cacher_set::CacherSet;

@@ -32,7 +32,7 @@ pub struct WriteOptions {
     /// Set by the registry when server-side apply already recorded managedFields.
     pub force_applied: bool,
     /// Who is writing, for admission (controllers write as nobody in particular).
-    pub user: crate::auth::UserInfo,
+    pub user: crate::authentication::UserInfo,
 }
 
 impl WriteOptions {
@@ -81,7 +81,7 @@ pub struct DeleteOptions {
     /// deleted gracefully (pods) heed it.
     pub grace_period_seconds: Option<i64>,
     /// Who is deleting, for admission.
-    pub user: crate::auth::UserInfo,
+    pub user: crate::authentication::UserInfo,
 }
 
 /// A list request's selection and paging.

@@ -30,7 +30,7 @@ pub trait Strategy: Send + Sync {
 
     /// The part of upstream's PrepareForCreate that reads the request's
     /// user (a CSR records who asked for the certificate).
-    fn prepare_for_create_by(&self, _obj: &mut Value, _user: &crate::auth::UserInfo) {}
+    fn prepare_for_create_by(&self, _obj: &mut Value, _user: &crate::authentication::UserInfo) {}
 
     /// Carries over what an update of the main resource may not change.
     fn prepare_for_update(&self, _new: &mut Value, _old: &Value) {}
@@ -190,7 +190,7 @@ pub fn for_kind(group: &str, kind: &str) -> Option<&'static dyn Strategy> {
         }
         ("apiregistration.k8s.io", "APIService") => &super::apiregistration::ApiServiceStrategy,
         ("apiextensions.k8s.io", "CustomResourceDefinition") => {
-            &crate::apiextensions::crd::CrdStrategy
+            &crate::registry::apiextensions::CrdStrategy
         }
         _ => return None,
     };
@@ -300,7 +300,7 @@ mod tests {
     /// upstream's defaults and validation.
     #[test]
     fn every_stored_built_in_kind_has_its_own_strategy() {
-        let missing: Vec<String> = crate::controlplane::builtin::BUILTINS
+        let missing: Vec<String> = crate::api::builtin::BUILTINS
             .iter()
             .filter(|d| !d.storage_path.is_empty())
             .filter(|d| super::for_kind(d.group, d.kind).is_none())

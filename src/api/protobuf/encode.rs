@@ -11,10 +11,9 @@
 use base64::Engine as _;
 use serde_json::Value;
 
-use super::{
-    registry, Card, Kind, Registry, Special, MAGIC, MAX_DEPTH, MESSAGES, WIRE_FIXED32,
-    WIRE_FIXED64, WIRE_LEN, WIRE_VARINT,
-};
+use super::registry::{registry, Registry, Special};
+use super::wire::{WIRE_FIXED32, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT};
+use super::{Card, Kind, MAGIC, MAX_DEPTH, MESSAGES};
 
 /// Why JSON could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

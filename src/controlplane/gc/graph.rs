@@ -433,7 +433,7 @@ pub(super) mod tests {
 
     fn tables() -> Tables {
         let catalog = Catalog::default();
-        for def in crate::controlplane::builtin::BUILTINS {
+        for def in crate::api::builtin::BUILTINS {
             catalog.add(Resource::from_builtin(def));
         }
         Tables::build(&catalog.all_stored())

@@ -661,7 +661,7 @@ static CSR_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(
 impl Strategy for CertificateSigningRequestStrategy {
     /// The request records who asked: the fields a client sent are
     /// replaced by the authenticated user's.
-    fn prepare_for_create_by(&self, obj: &mut Value, user: &crate::auth::UserInfo) {
+    fn prepare_for_create_by(&self, obj: &mut Value, user: &crate::authentication::UserInfo) {
         let Some(spec) = obj.get_mut("spec").and_then(Value::as_object_mut) else {
             return;
         };

@@ -6,9 +6,10 @@ use serde_json::{json, Value};
 
 use super::{storage_err, Registry};
 use crate::api::ApiError;
+use crate::registry::admission;
 use crate::registry::{meta, WriteOptions, Written};
 use crate::storage::store::StorageError;
-use crate::{admission, trace};
+use crate::trace;
 
 /// upstream's `maxNameGenerationCreateAttempts`.
 const MAX_GENERATE_NAME_ATTEMPTS: usize = 8;

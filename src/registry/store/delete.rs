@@ -7,8 +7,8 @@ use bytes::Bytes;
 use serde_json::{json, Value};
 
 use super::{storage_err, Registry};
-use crate::admission;
 use crate::api::ApiError;
+use crate::registry::admission;
 use crate::registry::validation::FieldError;
 use crate::registry::{graceful, meta, DeleteOptions, ListOut, ListParams};
 use crate::storage::store::{Preconditions, StorageError};

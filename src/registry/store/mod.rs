@@ -192,7 +192,7 @@ impl Registry {
     pub(super) fn new(resource: Arc<Resource>, registries: Registries) -> Self {
         let strategy = match &resource.custom {
             Some(custom) => strategy::StrategyRef::Dynamic(
-                crate::apiextensions::customresource::strategy(custom.clone()),
+                crate::registry::customresource::strategy(custom.clone()),
             ),
             None => strategy::StrategyRef::Static(
                 strategy::for_kind(&resource.group, &resource.kind)

@@ -7,13 +7,14 @@ use serde_json::{json, Value};
 
 use super::{storage_err, Registry};
 use crate::api::ApiError;
+use crate::registry::admission;
 use crate::registry::validation::FieldError;
 use crate::registry::{
     certificates, conversion, core, fieldmanager, graceful, meta, patch, pod_resize, PatchType,
     WriteOptions, Written,
 };
 use crate::storage::store::{self, Preconditions, StorageError, CONFLICT_MODIFIED};
-use crate::{admission, trace};
+use crate::trace;
 
 impl Registry {
     /// The update path shared by PUT and PATCH: `make_new` turns the

@@ -964,7 +964,7 @@ fn navigation_reaches_pod_templates() {
 #[test]
 fn type_names_of_builtins() {
     let mut named = 0;
-    for d in crate::controlplane::builtin::BUILTINS {
+    for d in crate::api::builtin::BUILTINS {
         let Some(f) = d.schema else { continue };
         let name = type_name_of(f).unwrap_or_else(|| panic!("{} has no type name", d.kind));
         assert!(

@@ -1,12 +1,12 @@
 //! Authorization: the `Authorizer` trait, the modes of
 //! `--authorization-mode` that need no stored policy (AlwaysAllow,
 //! AlwaysDeny), the privileged-group shortcut upstream puts in front of
-//! them, and the chain. RBAC itself is in [`super::rbac`]: the bootstrap
+//! them, and the chain. RBAC itself is in `crate::auth::rbac`: the bootstrap
 //! policy is stored objects (`system:public-info-viewer` lets anyone read
 //! health and version, `system:discovery` and `system:basic-user` are
 //! bound to `system:authenticated`).
 
-use super::{UserInfo, MASTERS_GROUP};
+use crate::authentication::{UserInfo, MASTERS_GROUP};
 
 /// upstream `authorizer.Attributes`.
 #[derive(Debug, Clone, Default)]

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use serde_json::{json, Value};
 
-use super::validation::FieldError;
+use crate::api::validation::FieldError;
 use crate::api::ApiError;
 use crate::auth::authorizer::{Attributes, Authorizer, Decision};
 use crate::auth::{Authenticator, UserInfo};

@@ -1,0 +1,348 @@
+//! The type registry: the generated messages indexed by name and by
+//! (apiVersion, kind), each field's JSON name (from k8s-openapi's schemas),
+//! embedding and requiredness, and each message's special JSON form. Built
+//! once, shared by the decoder and the encoder.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use serde_json::Value;
+
+use super::{zero_values, Card, Kind, Message, MESSAGES, OPENAPI_SCHEMAS, RESOURCES};
+
+/// The full message name of a kind of an API version, e.g. `apps/v1`
+/// `Deployment` -> `io.k8s.api.apps.v1.Deployment`.
+pub fn message_for_kind(api_version: &str, kind: &str) -> Option<&'static str> {
+    let reg = registry();
+    reg.kind_index(api_version, kind).map(|i| MESSAGES[i].name)
+}
+
+/// The `status` a built-in kind has when a create resets it: the JSON Go
+/// writes for its Status struct's zero value (`{}`, a Service's
+/// `{"loadBalancer":{}}`, a ReplicaSet's `{"replicas":0}`). `None` for
+/// kinds without a status struct or not built in.
+pub fn zero_status(api_version: &str, kind: &str) -> Option<Value> {
+    let message = message_for_kind(api_version, kind)?;
+    let i = zero_values::ZERO_STATUS
+        .binary_search_by(|(k, _)| (*k).cmp(message))
+        .ok()?;
+    serde_json::from_str(zero_values::ZERO_STATUS[i].1).ok()
+}
+
+/// The proto package (OpenAPI name prefix) of an API version:
+/// `apps/v1` -> `io.k8s.api.apps.v1`, `v1` -> `io.k8s.api.core.v1`.
+pub fn package_for_api_version(api_version: &str) -> String {
+    let (group, version) = match api_version.split_once('/') {
+        Some((g, v)) => (g, v),
+        None => ("", api_version),
+    };
+    let base = match group {
+        "" => "io.k8s.api.core".to_string(),
+        "meta.k8s.io" => "io.k8s.apimachinery.pkg.apis.meta".to_string(),
+        "apiextensions.k8s.io" => {
+            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions".to_string()
+        }
+        "apiregistration.k8s.io" => "io.k8s.kube-aggregator.pkg.apis.apiregistration".to_string(),
+        "internal.apiserver.k8s.io" => "io.k8s.api.apiserverinternal".to_string(),
+        "metrics.k8s.io" => "io.k8s.metrics.pkg.apis.metrics".to_string(),
+        "custom.metrics.k8s.io" => "io.k8s.metrics.pkg.apis.custom_metrics".to_string(),
+        "external.metrics.k8s.io" => "io.k8s.metrics.pkg.apis.external_metrics".to_string(),
+        // rbac.authorization.k8s.io -> rbac, flowcontrol.apiserver.k8s.io
+        // -> flowcontrol, storage.k8s.io -> storage, apps -> apps, ...
+        g => format!("io.k8s.api.{}", g.split('.').next().unwrap_or(g)),
+    };
+    format!("{base}.{version}")
+}
+
+/// How a message's JSON differs from a plain object of its fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Special {
+    None,
+    Time,
+    MicroTime,
+    Duration,
+    IntOrString,
+    Quantity,
+    /// RawExtension, FieldsV1, apiextensions JSON: `bytes raw = 1` is JSON.
+    RawJson,
+    SchemaOrArray,
+    SchemaOrBool,
+    SchemaOrStringArray,
+    ArrayWrapper,
+}
+
+fn special_of(m: &Message) -> Special {
+    const META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.";
+    const APIEXT: &str = "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.";
+    if m.array_wrapper {
+        return Special::ArrayWrapper;
+    }
+    if let Some(n) = m.name.strip_prefix(META) {
+        return match n {
+            "Time" => Special::Time,
+            "MicroTime" => Special::MicroTime,
+            "Duration" => Special::Duration,
+            "FieldsV1" => Special::RawJson,
+            _ => Special::None,
+        };
+    }
+    if let Some(rest) = m.name.strip_prefix(APIEXT) {
+        let n = rest.split_once('.').map(|(_, n)| n).unwrap_or(rest);
+        return match n {
+            "JSON" => Special::RawJson,
+            "JSONSchemaPropsOrArray" => Special::SchemaOrArray,
+            "JSONSchemaPropsOrBool" => Special::SchemaOrBool,
+            "JSONSchemaPropsOrStringArray" => Special::SchemaOrStringArray,
+            _ => Special::None,
+        };
+    }
+    match m.name {
+        "io.k8s.apimachinery.pkg.util.intstr.IntOrString" => Special::IntOrString,
+        "io.k8s.apimachinery.pkg.api.resource.Quantity"
+        | "io.k8s.apimachinery.pkg.api.resource.QuantityValue" => Special::Quantity,
+        "io.k8s.apimachinery.pkg.runtime.RawExtension" => Special::RawJson,
+        _ => Special::None,
+    }
+}
+
+/// What the decoder needs of one field beyond the static data.
+#[derive(Debug)]
+pub(super) struct FieldInfo {
+    pub(super) json: String,
+    /// The embedded message (or map value message).
+    pub(super) target: Option<usize>,
+    /// A Go embedded struct (`json:",inline"`): go-to-protobuf makes it a
+    /// message field, JSON merges its fields into the parent's.
+    pub(super) inline: bool,
+    /// In the schema's `required` list (Go: no `omitempty`).
+    pub(super) required: bool,
+}
+
+/// Lookups built once from the static data and k8s-openapi's schemas.
+pub(super) struct Registry {
+    by_name: HashMap<&'static str, usize>,
+    by_lower: HashMap<String, usize>,
+    resources: HashMap<(&'static str, &'static str), usize>,
+    pub(super) fields: Vec<Vec<FieldInfo>>,
+    pub(super) special: Vec<Special>,
+}
+
+static REGISTRY: LazyLock<Registry> = LazyLock::new(Registry::build);
+
+pub(super) fn registry() -> &'static Registry {
+    &REGISTRY
+}
+
+/// `io.k8s.api.core.v1.Volume` -> `Volume`.
+pub(super) fn short_name(full: &str) -> &str {
+    full.rsplit('.').next().unwrap_or(full)
+}
+
+/// Lowercase alphanumerics only: `pod_ip`, `podIP` -> `podip`;
+/// `x_kubernetes_list_type`, `x-kubernetes-list-type` -> `xkuberneteslisttype`;
+/// `ref`, `$ref` -> `ref`.
+fn normalize(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+/// `pod_ip` -> `podIp`: the fallback when no schema names the field.
+fn lower_camel(snake: &str) -> String {
+    let mut out = String::with_capacity(snake.len());
+    let mut upper = false;
+    for c in snake.chars() {
+        if c == '_' {
+            upper = !out.is_empty();
+        } else if upper {
+            out.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The property names of a schema, and which of them are required.
+pub(super) struct Props {
+    pub(super) names: Vec<String>,
+    required: Vec<String>,
+}
+
+/// Property names of every k8s-openapi schema, by definition name.
+pub(super) fn openapi_properties() -> HashMap<String, Props> {
+    let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
+    let mut out: HashMap<String, Props> = HashMap::new();
+    let props_of = |v: &Value| -> Option<Props> {
+        let names = v
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())?;
+        let required = v
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| {
+                r.iter()
+                    .filter_map(|n| n.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        Some(Props { names, required })
+    };
+    for (name, schema_fn) in OPENAPI_SCHEMAS {
+        let schema = schema_fn(&mut generator);
+        // Inlined schemas are returned whole; the others are references.
+        if let Some(p) = props_of(schema.as_value()) {
+            out.insert((*name).to_string(), p);
+        }
+    }
+    for (name, def) in generator.definitions() {
+        if let Some(p) = props_of(def) {
+            out.entry(name.clone()).or_insert(p);
+        }
+    }
+    out
+}
+impl Registry {
+    fn build() -> Registry {
+        let by_name: HashMap<&'static str, usize> = MESSAGES
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name, i))
+            .collect();
+        let by_lower = MESSAGES
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name.to_ascii_lowercase(), i))
+            .collect();
+        let resources = RESOURCES
+            .iter()
+            .filter_map(|r| {
+                by_name
+                    .get(r.message)
+                    .map(|&i| ((r.api_version, r.kind), i))
+            })
+            .collect();
+
+        let props = openapi_properties();
+        // Every property name seen anywhere, by normalized name, for
+        // messages k8s-openapi has no type of (older versions, lists): the
+        // most common spelling wins.
+        let mut counts: HashMap<String, HashMap<&str, usize>> = HashMap::new();
+        for p in props.values() {
+            for n in &p.names {
+                *counts
+                    .entry(normalize(n))
+                    .or_default()
+                    .entry(n)
+                    .or_default() += 1;
+            }
+        }
+        let global: HashMap<String, String> = counts
+            .into_iter()
+            .filter_map(|(k, spellings)| {
+                spellings
+                    .into_iter()
+                    .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(a.0)))
+                    .map(|(s, _)| (k, s.to_string()))
+            })
+            .collect();
+
+        // Embedded and required fields, by short message name and field
+        // name, as seen in messages that have a schema: for the same message
+        // in versions that have none.
+        let mut seen: HashMap<(&str, &str), (bool, bool)> = HashMap::new();
+        let mut fields: Vec<Vec<FieldInfo>> = Vec::with_capacity(MESSAGES.len());
+        let mut has_schema = Vec::with_capacity(MESSAGES.len());
+        for m in MESSAGES {
+            let own: HashMap<String, &String> = props
+                .get(m.name)
+                .map(|p| p.names.iter().map(|n| (normalize(n), n)).collect())
+                .unwrap_or_default();
+            let required: &[String] = props.get(m.name).map_or(&[], |p| &p.required);
+            has_schema.push(!own.is_empty());
+            let short = short_name(m.name);
+            let infos = m
+                .fields
+                .iter()
+                .map(|f| {
+                    let key = normalize(f.name);
+                    let target = match f.kind {
+                        Kind::Message(t) => by_name.get(t).copied(),
+                        Kind::Map(_, Kind::Message(t)) => by_name.get(t).copied(),
+                        _ => None,
+                    };
+                    // A message field the schema does not name, whose
+                    // message's fields the schema does name, is embedded.
+                    let inline = f.card == Card::Optional
+                        && !own.is_empty()
+                        && !own.contains_key(&key)
+                        && target.is_some_and(|t| {
+                            MESSAGES[t]
+                                .fields
+                                .iter()
+                                .any(|tf| own.contains_key(&normalize(tf.name)))
+                        });
+                    let json = own
+                        .get(&key)
+                        .map(|s| (*s).clone())
+                        .or_else(|| global.get(&key).cloned())
+                        .unwrap_or_else(|| lower_camel(f.name));
+                    let required = required.contains(&json);
+                    if !own.is_empty() {
+                        seen.insert((short, f.name), (inline, required));
+                    }
+                    FieldInfo {
+                        json,
+                        target,
+                        inline,
+                        required,
+                    }
+                })
+                .collect();
+            fields.push(infos);
+        }
+        for (i, m) in MESSAGES.iter().enumerate() {
+            if has_schema[i] {
+                continue;
+            }
+            let short = short_name(m.name);
+            for (f, info) in m.fields.iter().zip(fields[i].iter_mut()) {
+                if let Some(&(inline, required)) = seen.get(&(short, f.name)) {
+                    info.inline = inline && f.card == Card::Optional;
+                    info.required = required;
+                }
+            }
+        }
+        let special = MESSAGES.iter().map(special_of).collect();
+        Registry {
+            by_name,
+            by_lower,
+            resources,
+            fields,
+            special,
+        }
+    }
+
+    pub(super) fn index(&self, name: &str) -> Option<usize> {
+        self.by_name
+            .get(name)
+            .copied()
+            .or_else(|| self.by_lower.get(&name.to_ascii_lowercase()).copied())
+    }
+
+    pub(super) fn kind_index(&self, api_version: &str, kind: &str) -> Option<usize> {
+        if let Some(&i) = self.resources.get(&(api_version, kind)) {
+            return Some(i);
+        }
+        let pkg = package_for_api_version(api_version);
+        if let Some(i) = self.index(&format!("{pkg}.{kind}")) {
+            return Some(i);
+        }
+        // Kinds every group version registers from meta.k8s.io/v1 (Status,
+        // DeleteOptions, WatchEvent, ...).
+        self.index(&format!("io.k8s.apimachinery.pkg.apis.meta.v1.{kind}"))
+    }
+}

@@ -1,0 +1,269 @@
+//! The watch verb: a stream of events (JSON lines or protobuf frames)
+//! until the timeout, the server's stop or the client's leaving; as Tables
+//! when asked. Its own file because a watch is a long-running stream, not a
+//! request and an answer.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::response::Response;
+use bytes::Bytes;
+use http::{header, HeaderValue};
+use serde_json::{json, Value};
+
+use super::negotiation::{Encoding, Output, Transform};
+use super::query::{parse_int_param, Query};
+use super::{table, ResourceHandler};
+use crate::api::request_info::RequestInfo;
+use crate::api::ApiError;
+use crate::registry::Registry;
+use crate::storage::cacher::{json_watch_line, WatchMessage};
+
+/// One watch event as the stream carries it: a JSON line, or a
+/// length-prefixed protobuf `WatchEvent` frame.
+fn watch_event(
+    encoding: Encoding,
+    event_type: &str,
+    object: &Bytes,
+) -> Result<Bytes, crate::api::protobuf::EncodeError> {
+    if encoding != Encoding::Protobuf {
+        return Ok(json_watch_line(event_type, object));
+    }
+    let v: Value = serde_json::from_slice(object).unwrap_or(Value::Null);
+    let encoded = crate::api::protobuf::encode(&v)?;
+    Ok(Bytes::from(crate::api::protobuf::watch_frame(
+        event_type, &encoded,
+    )))
+}
+impl ResourceHandler {
+    pub(super) async fn watch(
+        &self,
+        registry: &Registry,
+        info: &RequestInfo,
+        q: &Query,
+        output: Output,
+    ) -> Result<Response, ApiError> {
+        let params = q.list_params(true)?;
+        let name = (!info.name.is_empty()).then_some(info.name.as_str());
+        // A name from the path narrows the watch; one from a field selector is already in `params`.
+        let path_name = if info.parts.len() >= 2 { name } else { None };
+        // upstream's ListResource: a watch of one named object takes no
+        // field selector but one that requires that very name.
+        if let (Some(n), Some(sel)) = (path_name, params.field_selector.as_deref()) {
+            let selected = sel.split(',').find_map(|t| {
+                t.trim()
+                    .strip_prefix("metadata.name=")
+                    .map(|v| v.trim_start_matches('='))
+            });
+            if !sel.trim().is_empty() && selected != Some(n) {
+                return Err(ApiError::bad_request(
+                    "fieldSelector metadata.name doesn't match requested name",
+                ));
+            }
+        }
+        // As upstream: 0 or absent means the default; a negative timeout has
+        // already passed, so the watch ends at once.
+        let timeout = match q.get("timeoutSeconds").map(parse_int_param).transpose()? {
+            None | Some(0) => {
+                let base = self.min_request_timeout.as_secs_f64();
+                (base * (1.0 + rand::random::<f64>())) as u64
+            }
+            Some(t) if t < 0 => 0,
+            Some(t) => t as u64,
+        };
+        // A timeout past what the clock can hold (a client may send
+        // i64::MAX) is as good as never.
+        let now = tokio::time::Instant::now();
+        let deadline = now
+            .checked_add(Duration::from_secs(timeout))
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
+        let rx = registry
+            .watch(
+                &info.namespace,
+                path_name,
+                &params,
+                q.bool_param("sendInitialEvents"),
+                q.bool_param("allowWatchBookmarks"),
+                Some(deadline),
+            )
+            .await;
+        let r = registry.resource.clone();
+        let stop = self.stop.clone();
+        let table_registry =
+            (output.transform != Transform::None).then(|| registry.resource.clone());
+        let encoding = output.encoding;
+        let (api_version, item_kind) = (
+            registry.resource.api_version(),
+            registry.resource.kind.clone(),
+        );
+        let registries = self.registries.clone();
+        let converting = crate::registry::conversion::needed(&registry.resource)
+            .then(|| {
+                registries.get(
+                    &registry.resource.group,
+                    &registry.resource.version,
+                    &registry.resource.plural,
+                )
+            })
+            .flatten();
+        let bookmark = move |rv: i64, initial_end: bool| -> Bytes {
+            // No `creationTimestamp: null` since v1.34 (omitzero).
+            let mut meta = json!({"resourceVersion": rv.to_string()});
+            if initial_end {
+                meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
+            }
+            Bytes::from(crate::api::go_json::to_vec(
+                &json!({"kind": r.kind, "apiVersion": r.api_version(), "metadata": meta}),
+            ))
+        };
+        let (tx, body_rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(64);
+        match rx {
+            Err(e) if e.code == 410 => {
+                // upstream answers an expired watch with one ERROR event, not an HTTP error.
+                if let Ok(frame) = watch_event(encoding, "ERROR", &Bytes::from(e.status_json())) {
+                    let _ = tx.try_send(Ok(frame));
+                }
+                drop(tx);
+            }
+            Err(e) => return Err(e),
+            Ok(mut rx) => {
+                tokio::spawn(async move {
+                    let deadline = tokio::time::sleep_until(deadline);
+                    tokio::pin!(deadline);
+                    // Cut off by the cache for falling behind: end now, so
+                    // its stale backlog is neither sent nor kept.
+                    let terminated = rx.terminated().cancelled_owned();
+                    tokio::pin!(terminated);
+                    loop {
+                        let msg = tokio::select! {
+                            _ = &mut deadline => break,
+                            _ = stop.cancelled() => break,
+                            _ = &mut terminated => break,
+                            _ = tx.closed() => break,
+                            m = rx.recv() => match m { Some(m) => m, None => break },
+                        };
+                        let encoded = match (&table_registry, &msg) {
+                            (Some(res), WatchMessage::Event { kind, object, .. }) => {
+                                let Some(reg) =
+                                    registries.get(&res.group, &res.version, &res.plural)
+                                else {
+                                    break;
+                                };
+                                let v: Value =
+                                    serde_json::from_slice(&object.json).unwrap_or(json!({}));
+                                let obj = match output.transform {
+                                    Transform::PartialObjectMetadata => Bytes::from(
+                                        crate::api::go_json::to_vec(&table::partial(&v)),
+                                    ),
+                                    _ => table::table(
+                                        &reg,
+                                        &[v],
+                                        &object.resource_version.to_string(),
+                                        None,
+                                        None,
+                                        true,
+                                    ),
+                                };
+                                watch_event(encoding, kind.as_str(), &obj)
+                            }
+                            // The message kept on the cached object serves
+                            // every protobuf watcher and list.
+                            (None, WatchMessage::Event { kind, object, .. })
+                                if converting.is_none() && encoding == Encoding::Protobuf =>
+                            {
+                                let kept = object.protobuf.get_or_init(|| {
+                                    let v: Value =
+                                        serde_json::from_slice(&object.json).unwrap_or(Value::Null);
+                                    crate::api::protobuf::encode_kind_body(
+                                        &api_version,
+                                        &item_kind,
+                                        &v,
+                                    )
+                                    .ok()
+                                    .map(Bytes::from)
+                                });
+                                match kept {
+                                    Some(body) => {
+                                        let enveloped = crate::api::protobuf::envelope(
+                                            &api_version,
+                                            &item_kind,
+                                            body,
+                                        );
+                                        Ok(Bytes::from(crate::api::protobuf::watch_frame(
+                                            kind.as_str(),
+                                            &enveloped,
+                                        )))
+                                    }
+                                    None => watch_event(encoding, kind.as_str(), &object.json),
+                                }
+                            }
+                            // One JSON line per event, shared by every
+                            // watcher that gets it as this type: a thousand
+                            // watchers hold one copy, not a thousand.
+                            (
+                                None,
+                                WatchMessage::Event {
+                                    kind,
+                                    object,
+                                    lines,
+                                },
+                            ) if converting.is_none() => {
+                                let encode = || json_watch_line(kind.as_str(), &object.json);
+                                Ok(match lines {
+                                    Some(lines) => lines.get_or_encode(*kind, encode),
+                                    None => encode(),
+                                })
+                            }
+                            (None, WatchMessage::Event { kind, object, .. }) => {
+                                let served = converting.as_ref().map_or_else(
+                                    || object.json.clone(),
+                                    |reg| reg.served(object.json.clone()),
+                                );
+                                watch_event(encoding, kind.as_str(), &served)
+                            }
+                            (_, WatchMessage::Bookmark(rv)) => {
+                                watch_event(encoding, "BOOKMARK", &bookmark(*rv, false))
+                            }
+                            (_, WatchMessage::InitialEventsEnd(rv)) => {
+                                watch_event(encoding, "BOOKMARK", &bookmark(*rv, true))
+                            }
+                        };
+                        let line = match encoded {
+                            Ok(line) => line,
+                            Err(e) => {
+                                tracing::warn!(error = %e, "a watch event could not be encoded; the watch ends");
+                                break;
+                            }
+                        };
+                        // A client that stops reading must not hold this task
+                        // past its timeout or the server's stop.
+                        let sent = tokio::select! {
+                            r = tx.send(Ok(line)) => r.is_ok(),
+                            _ = &mut deadline => false,
+                            _ = stop.cancelled() => false,
+                            _ = &mut terminated => false,
+                        };
+                        if !sent {
+                            break;
+                        }
+                    }
+                });
+            }
+        }
+        let stream = futures::stream::unfold(body_rx, |mut rx| async move {
+            rx.recv().await.map(|item| (item, rx))
+        });
+        let mut resp = Response::new(Body::from_stream(stream));
+        let content_type = match encoding {
+            Encoding::Protobuf => "application/vnd.kubernetes.protobuf;stream=watch",
+            _ => "application/json",
+        };
+        resp.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        resp.headers_mut().insert(
+            header::TRANSFER_ENCODING,
+            HeaderValue::from_static("chunked"),
+        );
+        Ok(resp)
+    }
+}
