@@ -14,6 +14,7 @@ pub mod node;
 pub mod rbac;
 pub mod reviews;
 pub mod serviceaccount;
+pub mod token_request;
 pub mod token_webhook;
 
 pub use crate::authentication::{

@@ -193,7 +193,7 @@ impl ResourceHandler {
                 let (_, decode_warnings) =
                     registry.decode(body.clone(), ns, &WriteOptions::default())?;
                 let answer = if r.kind == "Binding" {
-                    self.bind(ns, body, &user).await?
+                    crate::registry::core::binding::bind(&self.registries, ns, body, &user).await?
                 } else {
                     crate::auth::reviews::create(&self.auth, &r.kind, ns, body, &user).await?
                 };

@@ -18,7 +18,6 @@ pub mod openapi_pb;
 pub mod responses;
 pub mod table;
 
-mod binding;
 mod body;
 mod delete_options;
 mod handler;
@@ -26,7 +25,6 @@ mod proxy;
 mod query;
 mod scale;
 mod subresources;
-mod token;
 mod transform;
 mod watch;
 

@@ -71,7 +71,14 @@ impl ResourceHandler {
             "scale" => self.scale(registry, req, info, q, output.encoding).await,
             "token" if r.kind == "ServiceAccount" => {
                 let body = self.body(req, "TokenRequest").await?;
-                let answer = self.token_request(ns, name, body).await?;
+                let answer = crate::auth::token_request::create(
+                    &self.auth,
+                    &self.registries,
+                    ns,
+                    name,
+                    body,
+                )
+                .await?;
                 Ok(responses::value(
                     StatusCode::CREATED,
                     &answer,
@@ -89,7 +96,8 @@ impl ResourceHandler {
                     *meta = json!({});
                 }
                 meta["name"] = json!(name);
-                let answer = self.bind(ns, body, &user).await?;
+                let answer =
+                    crate::registry::core::binding::bind(&self.registries, ns, body, &user).await?;
                 Ok(responses::value(
                     StatusCode::CREATED,
                     &answer,

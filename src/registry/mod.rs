@@ -37,6 +37,7 @@ pub mod pod_resize;
 pub mod policy;
 pub mod rbac;
 pub mod resource;
+pub mod scale;
 pub mod scheduling;
 pub mod service_resolver;
 pub mod storage_kinds;

@@ -6,6 +6,7 @@
 //! modes and classes) and re-exports every strategy, so
 //! `registry::core::PodStrategy` and the like stay the paths callers use.
 
+pub mod binding;
 mod component_status;
 mod config_map;
 mod endpoints;

@@ -1,0 +1,136 @@
+//! The scale subresource (upstream's `ScaleREST`): an `autoscaling/v1`
+//! Scale read from and written to the object's replicas (a custom
+//! resource's own paths when it declares them). Its own module because
+//! Scale is a different kind from the object it scales.
+
+use serde_json::{json, Value};
+
+use crate::api::catalog::Resource;
+use crate::api::ApiError;
+use crate::registry::{PatchType, Registry, WriteOptions};
+
+/// How a request changes a Scale.
+pub enum Change {
+    /// PUT: the whole Scale.
+    Update(Value),
+    /// PATCH: a JSON or merge patch of the current Scale.
+    Patch(PatchType, Value),
+}
+
+/// The Scale of `obj`, a stored object of `resource`.
+pub fn to_scale(resource: &Resource, obj: &Value) -> Value {
+    let m = &obj["metadata"];
+    let labels = |l: &serde_json::Map<String, Value>| {
+        l.iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or("")))
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let selector = obj["spec"]["selector"]["matchLabels"]
+        .as_object()
+        .map(labels)
+        .or_else(|| {
+            obj["spec"]["selector"]
+                .as_object()
+                .filter(|_| resource.kind == "ReplicationController")
+                .map(labels)
+        })
+        .unwrap_or_default();
+    // Custom resources name their own paths (subresources.scale).
+    let custom = resource.custom.as_ref().and_then(|c| c.scale.clone());
+    let (spec_replicas, status_replicas, selector) = match &custom {
+        Some(sc) => (
+            crate::api::jsonpath::get(obj, &sc.spec_replicas_path)
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+            crate::api::jsonpath::get(obj, &sc.status_replicas_path)
+                .and_then(Value::as_i64)
+                .unwrap_or(0),
+            sc.label_selector_path
+                .as_deref()
+                .and_then(|p| crate::api::jsonpath::get(obj, p))
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        ),
+        None => (
+            obj["spec"]["replicas"].as_i64().unwrap_or(0),
+            obj["status"]["replicas"].as_i64().unwrap_or(0),
+            selector,
+        ),
+    };
+    json!({
+        "kind": "Scale", "apiVersion": "autoscaling/v1",
+        "metadata": {"name": m["name"], "namespace": m["namespace"], "uid": m["uid"], "resourceVersion": m["resourceVersion"], "creationTimestamp": m["creationTimestamp"]},
+        "spec": {"replicas": spec_replicas},
+        "status": {"replicas": status_replicas, "selector": selector}
+    })
+}
+
+/// The current Scale of `namespace/name`.
+pub async fn get(registry: &Registry, namespace: &str, name: &str) -> Result<Value, ApiError> {
+    let obj = registry.get_object(namespace, name, None).await?;
+    let v: Value = serde_json::from_slice(&obj).unwrap_or(json!({}));
+    Ok(to_scale(&registry.resource, &v))
+}
+
+/// Applies `change` to the Scale of `namespace/name` and writes its
+/// replicas to the object, guarded by the Scale's resourceVersion; answers
+/// the new Scale.
+pub async fn write(
+    registry: &Registry,
+    namespace: &str,
+    name: &str,
+    change: Change,
+    opts: &WriteOptions,
+) -> Result<Value, ApiError> {
+    let current = registry.get_object(namespace, name, None).await?;
+    let cur: Value = serde_json::from_slice(&current).unwrap_or(json!({}));
+    let mut scale = to_scale(&registry.resource, &cur);
+    match change {
+        Change::Update(given) => scale = given,
+        Change::Patch(PatchType::Json, given) => {
+            crate::registry::patch::json::apply_request(&mut scale, &given)?
+        }
+        Change::Patch(_, given) => json_patch::merge(&mut scale, &given),
+    }
+    let replicas = scale["spec"]["replicas"].as_i64().unwrap_or(0);
+    if replicas < 0 {
+        let cause = crate::api::validation::FieldError::invalid(
+            "spec.replicas",
+            json!(replicas),
+            "must be greater than or equal to 0",
+        )
+        .to_cause();
+        return Err(ApiError::invalid("autoscaling", "Scale", name, vec![cause]));
+    }
+    let rv = scale["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let mut patch = json!({});
+    let replicas_path = registry
+        .resource
+        .custom
+        .as_ref()
+        .and_then(|c| c.scale.as_ref())
+        .map_or(".spec.replicas".to_string(), |s| {
+            s.spec_replicas_path.clone()
+        });
+    crate::api::jsonpath::set(&mut patch, &replicas_path, json!(replicas));
+    if !rv.is_empty() {
+        patch["metadata"] = json!({"resourceVersion": rv});
+    }
+    let written = registry
+        .patch(
+            namespace,
+            name,
+            PatchType::Merge,
+            &serde_json::to_vec(&patch).unwrap_or_default(),
+            Some("scale"),
+            opts,
+        )
+        .await?;
+    let v: Value = serde_json::from_slice(&written.object).unwrap_or(json!({}));
+    Ok(to_scale(&registry.resource, &v))
+}
