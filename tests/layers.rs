@@ -1,29 +1,11 @@
 //! The shape of src/: imports between top-level modules point down only (no
 //! cycle), and no file grows past 1,000 lines.
-//!
-//! The file limit is a ratchet while issue 20's splitting is unfinished:
-//! the files still too long are listed, and the test fails when a file
-//! joins them or a listed one is mended and not taken off the list.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Tables generated from upstream's definitions, exempt from the limit.
 const GENERATED: &[&str] = &["api/protobuf/schema.rs", "api/protobuf/zero_values.rs"];
-
-/// Files still over the limit (issue 20, open).
-const STILL_TOO_LONG: &[&str] = &[
-    "admission/node_restriction.rs",
-    "app.rs",
-    "auth/rbac.rs",
-    "cel/tests.rs",
-    "config/kube_apiserver.rs",
-    "config/mod.rs",
-    "fuzzing.rs",
-    "registry/fieldmanager/tests.rs",
-    "schema/structural.rs",
-    "schema/tests.rs",
-];
 
 const LIMIT: usize = 1000;
 
@@ -262,22 +244,15 @@ fn no_file_in_src_grows_past_a_thousand_lines() {
             long.insert(rel, n);
         }
     }
-    let new: Vec<String> = long
+    let over: Vec<String> = long
         .iter()
-        .filter(|(f, _)| !STILL_TOO_LONG.contains(&f.as_str()))
         .map(|(f, n)| format!("src/{f}: {n} lines"))
         .collect();
     assert!(
-        new.is_empty(),
+        over.is_empty(),
         "over {LIMIT} lines; split by concept:\n{}",
-        new.join("\n")
+        over.join("\n")
     );
-    let mended: Vec<&&str> = STILL_TOO_LONG
-        .iter()
-        .filter(|f| !long.contains_key(**f))
-        .collect();
-    assert!(
-        mended.is_empty(),
-        "{mended:?} are {LIMIT} lines or fewer now: take them off STILL_TOO_LONG"
-    );
+    // The walk itself: it read the tree (no vacuous pass).
+    assert!(files.len() > 100, "only {} files under src/", files.len());
 }

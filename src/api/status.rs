@@ -194,19 +194,24 @@ impl ApiError {
     }
 
     /// 422 with one cause per field error; `kind` is the object's Kind.
+    /// The message lists each distinct error once, as upstream's
+    /// `ErrorList.ToAggregate` does (the causes keep every one).
     pub fn invalid(group: &str, kind: &str, name: &str, causes: Vec<StatusCause>) -> Self {
-        let summary: Vec<String> = causes
-            .iter()
-            .map(|c| match (&c.field, &c.message) {
+        let mut summary: Vec<String> = Vec::new();
+        for c in &causes {
+            let line = match (&c.field, &c.message) {
                 (Some(f), Some(m)) if !f.is_empty() => format!("{f}: {m}"),
                 (_, Some(m)) => m.clone(),
                 _ => String::new(),
-            })
-            .collect();
-        let list = if summary.len() == 1 {
-            summary[0].clone()
-        } else {
-            format!("[{}]", summary.join(", "))
+            };
+            if !summary.contains(&line) {
+                summary.push(line);
+            }
+        }
+        let list = match summary.as_slice() {
+            [] => String::new(),
+            [one] => format!(": {one}"),
+            all => format!(": [{}]", all.join(", ")),
         };
         let mut d = details(group, kind, name).unwrap_or_default();
         d.causes = Some(causes);
@@ -214,7 +219,7 @@ impl ApiError {
             code: 422,
             reason: Reason::Invalid,
             message: format!(
-                "{} \"{name}\" is invalid: {list}",
+                "{} \"{name}\" is invalid{list}",
                 qualified_kind(group, kind)
             ),
             details: Some(d),

@@ -49,7 +49,11 @@ pub(super) async fn read_body(req: Request) -> Result<Bytes, ApiError> {
         })
 }
 
-pub(super) fn decode_body(bytes: &[u8], format: BodyFormat, expected_kind: &str) -> Result<Value, ApiError> {
+pub(super) fn decode_body(
+    bytes: &[u8],
+    format: BodyFormat,
+    expected_kind: &str,
+) -> Result<Value, ApiError> {
     let parsed = match format {
         BodyFormat::Json => serde_json::from_slice::<Value>(bytes)
             .or_else(|e| match std::str::from_utf8(bytes) {

@@ -140,7 +140,11 @@ impl ResourceHandler {
     /// when there is one (its query is then ignored), else from the query;
     /// an undecodable body or parameter is 400, an invalid option 422, and
     /// either way nothing is deleted.
-    pub(super) async fn delete_options(&self, req: Request, q: &Query) -> Result<DeleteOptions, ApiError> {
+    pub(super) async fn delete_options(
+        &self,
+        req: Request,
+        q: &Query,
+    ) -> Result<DeleteOptions, ApiError> {
         let content_type = req
             .headers()
             .get(header::CONTENT_TYPE)

@@ -12,7 +12,11 @@ impl ResourceHandler {
     /// Where `services/{id}/proxy` goes, as upstream's service
     /// ResourceLocation decides: a numbered port must be one of the
     /// Service's, and its Endpoints must exist and hold an address.
-    pub(super) async fn service_proxy_location(&self, ns: &str, id: &str) -> Result<Response, ApiError> {
+    pub(super) async fn service_proxy_location(
+        &self,
+        ns: &str,
+        id: &str,
+    ) -> Result<Response, ApiError> {
         let (name, port) = split_scheme_name_port(id)?;
         if let Ok(number) = port.parse::<i64>() {
             let services = self

@@ -6,6 +6,7 @@
 pub mod etcd;
 pub mod http;
 pub mod kubectl;
+pub mod manifests;
 pub mod pki;
 pub mod rawtls;
 pub mod watch;

@@ -1,25 +1,23 @@
-//! ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding
-//! (upstream's pkg/registry/admissionregistration/validatingadmissionpolicy{,binding},
-//! SetDefaults_ValidatingAdmissionPolicySpec / SetDefaults_MatchResources and
-//! validateValidatingAdmissionPolicy{,Binding}).
+//! ValidatingAdmissionPolicy (upstream's
+//! pkg/registry/admissionregistration/validatingadmissionpolicy,
+//! SetDefaults_ValidatingAdmissionPolicySpec and
+//! validateValidatingAdmissionPolicy).
 
 use serde_json::{json, Value};
 
 use super::cel_check::{self, Env, Ret};
 use super::common::{
-    default_spec_match_resources, go_json, invalid_json, match_conditions, match_resources, one_of,
+    default_spec_match_resources, invalid_json, match_conditions, match_resources, one_of,
     qualified_name, set_generation_one, spec_mut, FAILURE_POLICIES,
 };
-use crate::registry::helpers::{invalid_raw, items, s, validate_label_selector};
+use crate::registry::helpers::{items, s};
 use crate::registry::meta;
 use crate::registry::strategy::{age_column, name_column, set_default, Column, Strategy};
 use crate::registry::validation::{self, FieldError};
 
 pub struct ValidatingAdmissionPolicyStrategy;
-pub struct ValidatingAdmissionPolicyBindingStrategy;
 
 const REASONS: &[&str] = &["Forbidden", "Invalid", "RequestEntityTooLarge"];
-const VALIDATION_ACTIONS: &[&str] = &["Audit", "Deny", "Warn"];
 const MAX_AUDIT_ANNOTATIONS: usize = 20;
 const MAX_AUDIT_VALUE_EXPRESSION_BYTES: usize = 5 * 1024;
 
@@ -48,30 +46,6 @@ static POLICY_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::n
     ]
 });
 
-static BINDING_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(|| {
-    vec![
-        name_column(),
-        Column {
-            name: "PolicyName",
-            kind: "string",
-            format: "",
-            description:
-                "PolicyName indicates the policy definition which the policy binding binded to",
-            priority: 0,
-            cell: |o| json!(s(&o["spec"], "policyName")),
-        },
-        Column {
-            name: "ParamRef",
-            kind: "string",
-            format: "",
-            description: "ParamRef indicates the param resource which sets the configration param",
-            priority: 0,
-            cell: param_ref_cell,
-        },
-        age_column(),
-    ]
-});
-
 fn param_kind_cell(o: &Value) -> Value {
     let pk = &o["spec"]["paramKind"];
     if pk.is_object() {
@@ -80,56 +54,6 @@ fn param_kind_cell(o: &Value) -> Value {
         json!("<unset>")
     }
 }
-
-fn param_ref_cell(o: &Value) -> Value {
-    let pr = &o["spec"]["paramRef"];
-    if !pr.is_object() {
-        return json!("<unset>");
-    }
-    let name = s(pr, "name");
-    let ns = s(pr, "namespace");
-    if !name.is_empty() {
-        // Without a namespace the param may be cluster-scoped or in any namespace.
-        let ns = if ns.is_empty() { "*" } else { ns };
-        return json!(format!("{ns}/{name}"));
-    }
-    if pr["selector"].is_object() {
-        return json!(selector_go_string(&pr["selector"]));
-    }
-    json!("<unset>")
-}
-
-/// The generated `(*metav1.LabelSelector).String()` the printer shows.
-fn selector_go_string(sel: &Value) -> String {
-    let mut labels: Vec<(String, String)> = sel["matchLabels"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or("").to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
-    labels.sort();
-    let labels: String = labels.iter().map(|(k, v)| format!("{k}: {v},")).collect();
-    let exprs: String = items(&sel["matchExpressions"])
-        .iter()
-        .map(|e| {
-            let values: Vec<String> = items(&e["values"])
-                .iter()
-                .map(|v| v.as_str().unwrap_or("").to_string())
-                .collect();
-            format!(
-                "LabelSelectorRequirement{{Key:{},Operator:{},Values:[{}],}},",
-                s(e, "key"),
-                s(e, "operator"),
-                values.join(" ")
-            )
-        })
-        .collect();
-    format!("&LabelSelector{{MatchLabels:map[string]string{{{labels}}},MatchExpressions:[]LabelSelectorRequirement{{{exprs}}},}}")
-}
-
-// ---- ValidatingAdmissionPolicy ----
 
 /// Options of a policy's validation (upstream's validationOptions).
 struct PolicyOptions {
@@ -481,128 +405,6 @@ impl Strategy for ValidatingAdmissionPolicyStrategy {
 
     fn columns(&self) -> Option<&'static [Column]> {
         Some(&POLICY_COLUMNS)
-    }
-}
-
-// ---- ValidatingAdmissionPolicyBinding ----
-
-/// upstream's validateParamRef.
-fn param_ref(pr: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    if pr.is_null() {
-        return;
-    }
-    let name = s(pr, "name");
-    let has_selector = !pr["selector"].is_null();
-    if !name.is_empty() {
-        for m in validation::path_segment_name(name) {
-            errs.push(FieldError::invalid(format!("{path}.name"), json!(name), m));
-        }
-        if has_selector {
-            errs.push(FieldError::forbidden(
-                format!("{path}.name"),
-                "name and selector are mutually exclusive",
-            ));
-        }
-    }
-    if has_selector {
-        errs.extend(validate_label_selector(
-            &pr["selector"],
-            &format!("{path}.selector"),
-        ));
-        if !name.is_empty() {
-            errs.push(FieldError::forbidden(
-                format!("{path}.selector"),
-                "name and selector are mutually exclusive",
-            ));
-        }
-    }
-    if name.is_empty() && !has_selector {
-        errs.push(FieldError::required(
-            path,
-            "one of name or selector must be specified",
-        ));
-    }
-    match pr.get("parameterNotFoundAction").and_then(Value::as_str) {
-        None | Some("") => errs.push(FieldError::required(
-            format!("{path}.parameterNotFoundAction"),
-            "",
-        )),
-        Some(a) => one_of(
-            &format!("{path}.parameterNotFoundAction"),
-            a,
-            &["Deny", "Allow"],
-            errs,
-        ),
-    }
-}
-
-/// upstream's validateValidationActions.
-fn validation_actions(list: &Value, path: &str, errs: &mut Vec<FieldError>) {
-    let actions: Vec<String> = items(list)
-        .iter()
-        .map(|a| a.as_str().unwrap_or("").to_string())
-        .collect();
-    let mut seen: Vec<&str> = Vec::new();
-    for (i, a) in actions.iter().enumerate() {
-        let at = format!("{path}[{i}]");
-        one_of(&at, a, VALIDATION_ACTIONS, errs);
-        if seen.contains(&a.as_str()) {
-            errs.push(FieldError::duplicate(at, json!(a)));
-        }
-        seen.push(a);
-    }
-    if seen.contains(&"Deny") && seen.contains(&"Warn") {
-        errs.push(invalid_raw(
-            path,
-            &go_json(list),
-            "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)",
-        ));
-    }
-    if seen.is_empty() {
-        errs.push(FieldError::required(
-            path,
-            "at least one validation action is required",
-        ));
-    }
-}
-
-fn validate_binding(obj: &Value) -> Vec<FieldError> {
-    let mut errs = Vec::new();
-    let spec = &obj["spec"];
-    let policy = s(spec, "policyName");
-    if policy.is_empty() {
-        errs.push(FieldError::required("spec.policyName", ""));
-    } else {
-        for m in validation::dns1123_subdomain(policy) {
-            errs.push(FieldError::invalid("spec.policyName", json!(policy), m));
-        }
-    }
-    param_ref(&spec["paramRef"], "spec.paramRef", &mut errs);
-    // "matchResouces" is upstream's spelling of the path.
-    match_resources(&spec["matchResources"], "spec.matchResouces", &mut errs);
-    validation_actions(
-        &spec["validationActions"],
-        "spec.validationActions",
-        &mut errs,
-    );
-    errs
-}
-
-impl Strategy for ValidatingAdmissionPolicyBindingStrategy {
-    fn default(&self, obj: &mut Value) {
-        default_spec_match_resources(obj, "matchResources");
-    }
-
-    fn prepare_for_create(&self, obj: &mut Value) {
-        set_generation_one(obj);
-    }
-
-    fn validate(&self, obj: &Value) -> Vec<FieldError> {
-        validate_binding(obj)
-    }
-
-    fn columns(&self) -> Option<&'static [Column]> {
-        Some(&BINDING_COLUMNS)
     }
 }
 

@@ -22,13 +22,6 @@ fn policy() -> Value {
     })
 }
 
-fn binding() -> Value {
-    json!({
-        "metadata": {"name": "max-replicas-binding"},
-        "spec": {"policyName": "max-replicas", "validationActions": ["Deny"]},
-    })
-}
-
 #[test]
 fn policy_defaults() {
     let mut p = policy();
@@ -211,67 +204,6 @@ fn policy_updates() {
 }
 
 #[test]
-fn binding_defaults_and_validation() {
-    let mut b = binding();
-    ValidatingAdmissionPolicyBindingStrategy.default(&mut b);
-    assert!(b["spec"].get("matchResources").is_none());
-    let mut created = json!({"metadata": {"name": "b"}});
-    ValidatingAdmissionPolicyBindingStrategy.prepare_for_create(&mut created);
-    assert_eq!(created["metadata"]["generation"], 1);
-    assert!(ValidatingAdmissionPolicyBindingStrategy
-        .validate(&b)
-        .is_empty());
-    b["spec"]["matchResources"] = json!({"namespaceSelector": {"matchLabels": {"env": "test"}}});
-    ValidatingAdmissionPolicyBindingStrategy.default(&mut b);
-    assert_eq!(
-        b["spec"]["matchResources"],
-        json!({"namespaceSelector": {"matchLabels": {"env": "test"}}, "objectSelector": {}, "matchPolicy": "Equivalent"})
-    );
-    assert!(ValidatingAdmissionPolicyBindingStrategy
-        .validate(&b)
-        .is_empty());
-
-    let bad = json!({"metadata": {"name": "b"}, "spec": {
-        "policyName": "",
-        "paramRef": {"name": "a/b", "selector": {}, "parameterNotFoundAction": "Ignore"},
-        "matchResources": {"matchPolicy": "Exact", "namespaceSelector": {}},
-        "validationActions": ["Deny", "Warn", "Deny", "Block"],
-    }});
-    let got = errors(&ValidatingAdmissionPolicyBindingStrategy.validate(&bad));
-    assert_eq!(
-        got,
-        pairs(&[
-            ("spec.policyName", "Required value"),
-            ("spec.paramRef.name", "Invalid value: \"a/b\": may not contain '/'"),
-            ("spec.paramRef.name", "Forbidden: name and selector are mutually exclusive"),
-            ("spec.paramRef.selector", "Forbidden: name and selector are mutually exclusive"),
-            ("spec.paramRef.parameterNotFoundAction", "Unsupported value: \"Ignore\": supported values: \"Deny\", \"Allow\""),
-            ("spec.matchResouces.objectSelector", "Required value"),
-            ("spec.validationActions[2]", "Duplicate value: \"Deny\""),
-            ("spec.validationActions[3]", "Unsupported value: \"Block\": supported values: \"Audit\", \"Deny\", \"Warn\""),
-            ("spec.validationActions", "Invalid value: [\"Deny\",\"Warn\",\"Deny\",\"Block\"]: must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)"),
-        ])
-    );
-    let empty = json!({"spec": {"paramRef": {}}});
-    let got = errors(&ValidatingAdmissionPolicyBindingStrategy.validate(&empty));
-    assert_eq!(
-        got,
-        pairs(&[
-            ("spec.policyName", "Required value"),
-            (
-                "spec.paramRef",
-                "Required value: one of name or selector must be specified"
-            ),
-            ("spec.paramRef.parameterNotFoundAction", "Required value"),
-            (
-                "spec.validationActions",
-                "Required value: at least one validation action is required"
-            ),
-        ])
-    );
-}
-
-#[test]
 fn columns() {
     let mut p = policy();
     assert_eq!((POLICY_COLUMNS[1].cell)(&p), json!(1));
@@ -280,19 +212,4 @@ fn columns() {
     assert_eq!((POLICY_COLUMNS[2].cell)(&p), json!("v1/ConfigMap"));
     let names: Vec<&str> = POLICY_COLUMNS.iter().map(|c| c.name).collect();
     assert_eq!(names, ["Name", "Validations", "ParamKind", "Age"]);
-
-    let mut b = binding();
-    assert_eq!((BINDING_COLUMNS[1].cell)(&b), json!("max-replicas"));
-    assert_eq!((BINDING_COLUMNS[2].cell)(&b), json!("<unset>"));
-    b["spec"]["paramRef"] = json!({"name": "limits"});
-    assert_eq!((BINDING_COLUMNS[2].cell)(&b), json!("*/limits"));
-    b["spec"]["paramRef"]["namespace"] = json!("default");
-    assert_eq!((BINDING_COLUMNS[2].cell)(&b), json!("default/limits"));
-    b["spec"]["paramRef"] = json!({"selector": {"matchLabels": {"b": "2", "a": "1"}, "matchExpressions": [{"key": "k", "operator": "In", "values": ["x", "y"]}]}});
-    assert_eq!(
-        (BINDING_COLUMNS[2].cell)(&b),
-        json!("&LabelSelector{MatchLabels:map[string]string{a: 1,b: 2,},MatchExpressions:[]LabelSelectorRequirement{LabelSelectorRequirement{Key:k,Operator:In,Values:[x y],},},}")
-    );
-    let names: Vec<&str> = BINDING_COLUMNS.iter().map(|c| c.name).collect();
-    assert_eq!(names, ["Name", "PolicyName", "ParamRef", "Age"]);
 }

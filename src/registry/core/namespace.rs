@@ -5,8 +5,10 @@
 
 use serde_json::{json, Value};
 
+use crate::registry::helpers as kh;
 use crate::registry::meta::NameRule;
 use crate::registry::strategy::{age_column, name_column, Column, Strategy};
+use crate::registry::validation::{self, FieldError};
 use crate::registry::{Registries, WriteOptions};
 
 pub struct NamespaceStrategy;
@@ -77,6 +79,33 @@ impl Strategy for NamespaceStrategy {
         self.default(obj);
     }
 
+    /// ValidateNamespace: every spec.finalizers name is a qualified name
+    /// and, without a domain, one of the standard finalizers
+    /// (validateFinalizerName, all at `spec.finalizers`).
+    fn validate(&self, obj: &Value) -> Vec<FieldError> {
+        let mut errs = Vec::new();
+        for f in kh::items(&obj["spec"]["finalizers"]) {
+            let name = f.as_str().unwrap_or("");
+            for msg in validation::qualified_name(name) {
+                errs.push(FieldError::invalid("spec.finalizers", json!(name), msg));
+            }
+            if !name.contains('/') && !STANDARD_FINALIZERS.contains(&name) {
+                errs.push(FieldError::invalid(
+                    "spec.finalizers",
+                    json!(name),
+                    "name is neither a standard finalizer name nor is it fully qualified",
+                ));
+            }
+        }
+        errs
+    }
+
+    /// ValidateNamespaceUpdate looks at the metadata alone: spec.finalizers
+    /// change through the finalize subresource.
+    fn validate_update(&self, _new: &Value, _old: &Value) -> Vec<FieldError> {
+        Vec::new()
+    }
+
     fn prepare_for_update(&self, new: &mut Value, old: &Value) {
         // spec.finalizers change only through the finalize subresource.
         if let Some(m) = new.as_object_mut() {
@@ -115,6 +144,9 @@ impl Strategy for NamespaceStrategy {
         Some(&NAMESPACE_COLUMNS)
     }
 }
+
+/// helper.IsStandardFinalizerName: the finalizers that need no domain.
+const STANDARD_FINALIZERS: &[&str] = &["kubernetes", "orphan", "foregroundDeletion"];
 
 /// The namespaces every cluster has; none of them may be deleted.
 pub const SYSTEM_NAMESPACES: &[&str] =

@@ -1,7 +1,12 @@
 //! Unit tests of the flowcontrol strategies: defaults, each validation rule
 //! (field path and message) and the printer cells.
 
+use super::flow_schema::FLOW_SCHEMA_COLUMNS;
+use super::priority_level_configuration::{
+    PRESERVE_ZERO_SHARES_ANNOTATION, PRIORITY_LEVEL_COLUMNS,
+};
 use super::*;
+use crate::registry::strategy::Strategy;
 
 fn errs(v: Vec<FieldError>) -> Vec<(String, String)> {
     v.into_iter()

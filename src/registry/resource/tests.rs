@@ -1,4 +1,8 @@
+use super::resource_claim::{claim_state, CLAIM_COLUMNS, STATE_DESCRIPTION};
+use super::resource_slice::SLICE_COLUMNS;
 use super::*;
+use crate::registry::strategy::Strategy;
+use crate::registry::validation::FieldError;
 
 fn msgs(errs: &[FieldError]) -> Vec<(String, String)> {
     errs.iter()

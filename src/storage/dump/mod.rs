@@ -7,7 +7,8 @@
 //! catalog's storage path of a resource (`pods`, `services/specs`,
 //! `apiextensions.k8s.io/customresourcedefinitions`) or `<group>/<plural>`
 //! for custom resources. Values are kapi's JSON, upstream's protobuf
-//! envelope (`k8s\0`), or shown as undecodable.//!
+//! envelope (`k8s\0`), or shown as undecodable.
+//!
 //! `source` opens the store, `layout` maps keys to resources and a filter
 //! to key ranges (the `Plan`), `decode` turns each value into what is
 //! shown (an `Entry`), and `print` writes entries out (the `Sink`s); the

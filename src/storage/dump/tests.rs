@@ -74,20 +74,19 @@ fn keys_map_back_to_resources() {
 
 #[test]
 fn filters_become_ranges() {
-    let f =
-        |resource: Option<&str>, group: Option<&str>, ns: Option<&str>, name: Option<&str>| {
-            Plan::new(
-                layout(),
-                Filter {
-                    resource: resource.map(String::from),
-                    group: group.map(String::from),
-                    namespace: ns.map(String::from),
-                    name: name.map(String::from),
-                    prefix: None,
-                },
-            )
-            .map(|p| p.ranges)
-        };
+    let f = |resource: Option<&str>, group: Option<&str>, ns: Option<&str>, name: Option<&str>| {
+        Plan::new(
+            layout(),
+            Filter {
+                resource: resource.map(String::from),
+                group: group.map(String::from),
+                namespace: ns.map(String::from),
+                name: name.map(String::from),
+                prefix: None,
+            },
+        )
+        .map(|p| p.ranges)
+    };
     let r = f(Some("cm"), None, Some("default"), None).unwrap();
     assert_eq!(
         r,

@@ -32,9 +32,7 @@ fn group_versions_map_to_packages() {
     );
     assert_eq!(
         message_for_kind("apiextensions.k8s.io/v1", "CustomResourceDefinition"),
-        Some(
-            "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition"
-        )
+        Some("io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinition")
     );
     for (api_version, kind, message) in [
         ("autoscaling/v1", "Scale", "io.k8s.api.autoscaling.v1.Scale"),

@@ -233,7 +233,10 @@ pub(super) fn partition_maps(
     Ok((found, others))
 }
 
-pub(super) fn validate_merge_key_in_lists(merge_key: &str, lists: &[&[Value]]) -> Result<(), PatchError> {
+pub(super) fn validate_merge_key_in_lists(
+    merge_key: &str,
+    lists: &[&[Value]],
+) -> Result<(), PatchError> {
     for item in lists.iter().flat_map(|l| l.iter()) {
         let Some(m) = item.as_object() else {
             return Err(PatchError::bad_arg_type(GO_MAP, item));
@@ -246,7 +249,9 @@ pub(super) fn validate_merge_key_in_lists(merge_key: &str, lists: &[&[Value]]) -
 }
 
 /// Items marked `$patch: delete`, apart from the others.
-pub(super) fn extract_to_delete_items(list: Vec<Value>) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
+pub(super) fn extract_to_delete_items(
+    list: Vec<Value>,
+) -> Result<(Vec<Value>, Vec<Value>), PatchError> {
     let (mut keep, mut delete) = (Vec::new(), Vec::new());
     for v in list {
         let Some(m) = v.as_object() else {

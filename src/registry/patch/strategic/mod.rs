@@ -34,8 +34,8 @@ mod tests;
 use serde_json::Value;
 
 pub use error::{PatchError, PatchErrorKind};
-pub(crate) use schema::Node;
 pub use schema::type_name_of;
+pub(crate) use schema::Node;
 
 use map::merge_map;
 

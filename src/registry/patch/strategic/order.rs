@@ -129,7 +129,11 @@ pub(super) fn validate_patch_with_set_order_list(
     Ok(())
 }
 
-pub(super) fn merge_key_value_equal(left: &Value, right: &Value, merge_key: &str) -> Result<bool, PatchError> {
+pub(super) fn merge_key_value_equal(
+    left: &Value,
+    right: &Value,
+    merge_key: &str,
+) -> Result<bool, PatchError> {
     if merge_key.is_empty() {
         return Ok(left == right);
     }

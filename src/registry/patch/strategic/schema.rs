@@ -137,7 +137,9 @@ impl Node {
 /// Upstream's `extractRetainKeysPatchStrategy`: the strategy besides
 /// `retainKeys` (which only enables the `$retainKeys` directive), and the
 /// merge key.
-pub(super) fn strategy_of(m: Option<&FieldMeta>) -> Result<(&'static str, &'static str), PatchError> {
+pub(super) fn strategy_of(
+    m: Option<&FieldMeta>,
+) -> Result<(&'static str, &'static str), PatchError> {
     let Some(m) = m else {
         return Ok(("", ""));
     };

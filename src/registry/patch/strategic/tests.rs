@@ -4,6 +4,7 @@
 
 use serde_json::{json, Value};
 
+use super::super::meta;
 use super::*;
 
 const DEPLOYMENT: &str = "io.k8s.api.apps.v1.Deployment";
