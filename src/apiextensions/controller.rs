@@ -11,12 +11,12 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::registry::apiextensions::{storage_version, CLEANUP_FINALIZER};
 use crate::api::catalog::{
     Catalog, CustomInfo, Owner, PrinterColumn, Resource, ScaleInfo, Subresource,
 };
 use crate::component_base::clocks::Clocks;
 use crate::informers::Informers;
+use crate::registry::apiextensions::{storage_version, CLEANUP_FINALIZER};
 use crate::registry::{meta, DeleteOptions, ListParams, Registries, WriteOptions};
 
 /// A pass that failed is tried again after this long.
