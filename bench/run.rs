@@ -12,6 +12,9 @@
 #[allow(dead_code)]
 mod etcd;
 
+mod baseline;
+mod callgrind;
+mod chart;
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +43,7 @@ mod upstream_ref {
 }
 
 struct Sizes {
+    smoke: bool,
     startup_runs: usize,
     /// Creates at 1 client; also the objects each list returns.
     list_objects: usize,
@@ -58,6 +62,7 @@ impl Sizes {
     fn new(smoke: bool) -> Sizes {
         if smoke {
             Sizes {
+                smoke,
                 startup_runs: 2,
                 list_objects: 50,
                 creates_32: 450,
@@ -71,7 +76,8 @@ impl Sizes {
             }
         } else {
             Sizes {
-                startup_runs: 10,
+                smoke,
+                startup_runs: 20,
                 list_objects: 500,
                 creates_32: 9_500,
                 gets_1: 5_000,
@@ -115,6 +121,9 @@ struct Suite {
     lists_32: Option<Stats>,
     fanout: Option<Fanout>,
     apply_ms: Option<f64>,
+    /// 4 KiB `fdatasync`s per second on the disk under the data dir,
+    /// measured just before the creates at 32 clients.
+    fsync_rate: Option<f64>,
     notes: Vec<String>,
 }
 
@@ -282,6 +291,14 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
         }
     }
 
+    if cx.etcd.is_none() && cx.kapi_pid.is_some() {
+        progress(name, "fdatasync rate of 4 KiB writes (2 s)");
+        let dir = tempfile::tempdir()?;
+        match baseline::fsync_rate(dir.path(), if z.smoke { 0.3 } else { 2.0 }) {
+            Ok(r) => s.fsync_rate = Some(r),
+            Err(e) => s.notes.push(format!("fsync rate: {e:#}")),
+        }
+    }
     progress(
         name,
         &format!("creates, {CLIENTS} clients ({})", z.creates_32),
@@ -633,6 +650,150 @@ async fn against(kubeconfig: &Path, sizes: &Sizes) -> Result<(String, Suite)> {
     Ok((format!("{} {version}", t.server), s))
 }
 
+// ---------------------------------------------------------------- baselines
+
+/// What the machine allows, measured in the same run (issue 26).
+#[derive(Default)]
+struct Baseline {
+    /// The minimal axum+rustls server's GETs at 32 clients.
+    minimal_gets_32: Option<Stats>,
+    minimal_rss: Option<f64>,
+    /// Instructions per GET under callgrind: kapi serving a 1 KiB
+    /// ConfigMap, and the minimal server its 300 bytes.
+    kapi_instr: Option<f64>,
+    minimal_instr: Option<f64>,
+    /// ... and kapi creating a 1 KiB ConfigMap.
+    kapi_create_instr: Option<f64>,
+    notes: Vec<String>,
+}
+
+async fn baseline_gets(sizes: &Sizes, b: &mut Baseline) -> Result<()> {
+    progress("minimal", "minimal axum+rustls HTTPS server");
+    let m = baseline::Minimal::start()?;
+    let t = Target::from_kubeconfig(&m.kubeconfig)?;
+    let many = t.connect_many(CLIENTS).await?;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    b.minimal_rss = common::rss_mib(m.pid());
+    progress(
+        "minimal",
+        &format!("gets, {CLIENTS} clients ({})", sizes.gets_32),
+    );
+    let st = common::load(
+        &many,
+        sizes.gets_32,
+        Op {
+            method: Method::GET,
+            uris: (0..sizes.creates_32)
+                .map(|i| t.uri(&format!("/api/v1/namespaces/{NS}/configmaps/c-{i}")))
+                .collect(),
+            bodies: vec![],
+            expect: StatusCode::OK,
+            min_len: 300,
+        },
+        Some(m.pid()),
+        None,
+    )
+    .await;
+    if st.errors > 0 {
+        b.notes.push(format!(
+            "minimal server gets: {} of {} failed ({})",
+            st.errors,
+            st.requests,
+            st.first_error.clone().unwrap_or_default()
+        ));
+    }
+    b.minimal_gets_32 = Some(st);
+    Ok(())
+}
+
+/// Instructions per GET, kapi and the minimal server, each under callgrind.
+async fn baseline_instructions(bin: &str, sizes: &Sizes, b: &mut Baseline) -> Result<()> {
+    if !callgrind::available() {
+        bail!("valgrind (callgrind) is not installed");
+    }
+    let n = if sizes.smoke { 100 } else { 2_000 };
+    progress(
+        "callgrind",
+        &format!("kapi under callgrind: {n} GETs at {CLIENTS} clients"),
+    );
+    let dir = tempfile::tempdir()?;
+    let kapi = KapiProc::spawn_under(
+        &callgrind::wrapper(dir.path()),
+        bin,
+        &dir.path().join("data"),
+        &[],
+    )?;
+    let t = Target::from_kubeconfig(&kapi.kubeconfig)?;
+    wait_ready(&t, Duration::from_secs(300)).await?;
+    let one = t.connect_many(1).await?;
+    fresh_namespace(&t, &one[0]).await?;
+    let coll = format!("/api/v1/namespaces/{NS}/configmaps");
+    let (status, body) = one[0]
+        .clone()
+        .call(Method::POST, t.uri(&coll), configmap("c-0"))
+        .await?;
+    if status != StatusCode::CREATED {
+        bail!(
+            "create under callgrind: {status} {}",
+            String::from_utf8_lossy(&body)
+        );
+    }
+    let conns = t.connect_many(CLIENTS).await?;
+    b.kapi_instr = Some(
+        callgrind::per_get(
+            kapi.pid(),
+            dir.path(),
+            &t,
+            &conns,
+            &[format!("{coll}/c-0")],
+            n,
+        )
+        .await?,
+    );
+    // Creates too (fresh names each pass: warm-up, then the counted run).
+    let pass = std::sync::atomic::AtomicUsize::new(0);
+    let creates = n / 4;
+    let create_op = || {
+        let p = pass.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Op {
+            method: Method::POST,
+            uris: vec![t.uri(&coll)],
+            bodies: (0..creates)
+                .map(|i| configmap(&format!("cg-{p}-{i}")))
+                .collect(),
+            expect: StatusCode::CREATED,
+            min_len: 0,
+        }
+    };
+    b.kapi_create_instr =
+        Some(callgrind::per_request(kapi.pid(), dir.path(), &conns, create_op, creates).await?);
+    drop(conns);
+    kapi.stop();
+
+    progress(
+        "callgrind",
+        &format!("minimal server under callgrind: {n} GETs"),
+    );
+    let dir = tempfile::tempdir()?;
+    let m = baseline::Minimal::start_with(Some(&callgrind::wrapper(dir.path())))?;
+    let t = Target::from_kubeconfig(&m.kubeconfig)?;
+    let conns = t.connect_many(CLIENTS).await?;
+    b.minimal_instr =
+        Some(callgrind::per_get(m.pid(), dir.path(), &t, &conns, &["/x".to_string()], n).await?);
+    Ok(())
+}
+
+async fn measure_baseline(bin: &str, sizes: &Sizes) -> Baseline {
+    let mut b = Baseline::default();
+    if let Err(e) = baseline_gets(sizes, &mut b).await {
+        b.notes.push(format!("minimal server: {e:#}"));
+    }
+    if let Err(e) = baseline_instructions(bin, sizes, &mut b).await {
+        b.notes.push(format!("instructions per GET: {e:#}"));
+    }
+    b
+}
+
 // ---------------------------------------------------------------- start-up
 
 struct Startup {
@@ -725,6 +886,7 @@ struct Results {
     embedded: Result<Suite>,
     etcd: Result<Suite>,
     against: Option<Result<(String, Suite)>>,
+    baseline: Baseline,
 }
 
 fn stats_row(key: &'static str, label: &str, st: Option<&Stats>) -> Row {
@@ -879,6 +1041,13 @@ fn figures(r: &Results) -> Vec<Figure> {
                 text: "p50 <= 100 ms".into(),
                 met: e.map(|v| v <= 100.0),
             });
+        } else {
+            let p99 = f.rows[0].p99;
+            f.goals.push(Goal {
+                who: "kapi-embedded",
+                text: "p99 <= 150 ms".into(),
+                met: p99.map(|v| v <= 150.0),
+            });
         }
         out.push(f);
     }
@@ -891,7 +1060,7 @@ fn figures(r: &Results) -> Vec<Figure> {
             (|s: &Suite| s.idle_rss) as fn(&Suite) -> Option<f64>,
             (|s: &Suite| s.etcd_idle_rss) as fn(&Suite) -> Option<f64>,
             upstream_ref::RSS_IDLE_MIB,
-            30.0,
+            25.0,
         ),
         (
             "rss_loaded",
@@ -902,7 +1071,7 @@ fn figures(r: &Results) -> Vec<Figure> {
             |s: &Suite| s.loaded_rss,
             |s: &Suite| s.etcd_loaded_rss,
             upstream_ref::RSS_LOADED_MIB,
-            64.0,
+            60.0,
         ),
     ] {
         let mut f = Figure {
@@ -1026,6 +1195,18 @@ fn figures(r: &Results) -> Vec<Figure> {
                 "raw etcd txn puts (etcd-client)",
                 etc.and_then(|s| s.raw_etcd_32.as_ref()),
             ));
+            f.rows.push(plain(
+                "fsync",
+                "disk: 4 KiB fdatasyncs, one writer",
+                emb.and_then(|s| s.fsync_rate),
+            ));
+        }
+        if key == "gets_32" {
+            f.rows.push(stats_row(
+                "minimal",
+                "minimal axum+rustls server (300 B JSON)",
+                r.baseline.minimal_gets_32.as_ref(),
+            ));
         }
         let measured = ag.and_then(|(_, s)| pick(s)).map(|s| s.rate());
         if let (Some(label), Some((_, s))) = (&ag_label, ag) {
@@ -1047,17 +1228,53 @@ fn figures(r: &Results) -> Vec<Figure> {
                     text: ">= 10,000/s".into(),
                     met: e.map(|v| v >= 10_000.0),
                 });
+                let fsync = emb.and_then(|s| s.fsync_rate);
+                if let Some(x) = ratio(e, fsync) {
+                    f.ratios.push(("kapi-embedded / disk fdatasyncs".into(), x));
+                }
+                f.goals.push(Goal {
+                    who: "kapi-embedded",
+                    text: format!(
+                        ">= 1.4x the disk's fdatasyncs ({}) with 0 errors",
+                        fmt_num(fsync.map(|r| r * 1.4))
+                    ),
+                    met: e.zip(fsync).map(|(e, r)| {
+                        e >= 1.4 * r
+                            && emb
+                                .and_then(|s| s.creates_32.as_ref())
+                                .is_some_and(|s| s.errors == 0)
+                    }),
+                });
                 f.goals.push(Goal {
                     who: "kapi-etcd",
                     text: format!(">= 80% of raw etcd ({})", fmt_num(raw.map(|r| r * 0.8))),
                     met: k.zip(raw).map(|(k, raw)| k >= 0.8 * raw),
                 });
             }
-            "gets_32" => f.goals.push(Goal {
-                who: "kapi-embedded",
-                text: ">= 30,000/s".into(),
-                met: e.map(|v| v >= 30_000.0),
-            }),
+            "gets_32" => {
+                f.goals.push(Goal {
+                    who: "kapi-embedded",
+                    text: ">= 30,000/s".into(),
+                    met: e.map(|v| v >= 30_000.0),
+                });
+                let minimal = r.baseline.minimal_gets_32.as_ref().map(|s| s.rate());
+                if let Some(x) = ratio(e, minimal) {
+                    f.ratios.push(("kapi-embedded / minimal server".into(), x));
+                }
+                f.goals.push(Goal {
+                    who: "kapi-embedded",
+                    text: format!(
+                        ">= 65% of the minimal server ({})",
+                        fmt_num(minimal.map(|m| m * 0.65))
+                    ),
+                    met: e.zip(minimal).map(|(e, m)| e >= 0.65 * m),
+                });
+                f.goals.push(Goal {
+                    who: "kapi-etcd",
+                    text: ">= 2x 6,200/s (12,400)".into(),
+                    met: k.map(|v| v >= 12_400.0),
+                });
+            }
             "lists_32" => {
                 let base = if ag.is_some() { measured } else { reference };
                 for (who, v) in [("kapi-embedded", e), ("kapi-etcd", k)] {
@@ -1160,8 +1377,8 @@ fn figures(r: &Results) -> Vec<Figure> {
             for (who, v) in [("kapi-embedded", e), ("kapi-etcd", k)] {
                 f.goals.push(Goal {
                     who,
-                    text: "p99 <= 20 ms".into(),
-                    met: v.map(|v| v <= 20.0),
+                    text: "p99 <= 8 ms".into(),
+                    met: v.map(|v| v <= 8.0),
                 });
             }
         }
@@ -1206,6 +1423,29 @@ fn figures(r: &Results) -> Vec<Figure> {
         f.rows.push(plain("upstream", label, ap(Some(s))));
     }
     add_ratios(&mut f, ag.and_then(|(_, s)| ap(Some(s))), None);
+    out.push(f);
+
+    // Server instructions per GET (callgrind).
+    let b = &r.baseline;
+    let mut f = Figure {
+        key: "instructions_per_get",
+        title: "server instructions per GET at 32 clients (valgrind --tool=callgrind; idle work subtracted)".into(),
+        unit: "instr",
+        rows: vec![
+            plain("kapi-embedded", "kapi (embedded store), 1 KiB ConfigMap", b.kapi_instr),
+            plain("minimal", "minimal axum+rustls server (300 B JSON)", b.minimal_instr),
+            plain(
+                "kapi-embedded-create",
+                "kapi (embedded store), per create of one",
+                b.kapi_create_instr,
+            ),
+        ],
+        ratios: vec![],
+        goals: vec![],
+    };
+    if let Some(x) = ratio(b.kapi_instr, b.minimal_instr) {
+        f.ratios.push(("kapi-embedded / minimal server".into(), x));
+    }
     out.push(f);
     out
 }
@@ -1347,6 +1587,7 @@ fn report(r: &Results, smoke: bool, elapsed: Duration) -> Result<PathBuf> {
             Err(e) => notes.push(format!("{name}: not measured: {e:#}")),
         }
     }
+    notes.extend(r.baseline.notes.iter().cloned());
     match &r.against {
         Some(Ok((_, s))) => notes.extend(s.notes.iter().map(|n| format!("upstream: {n}"))),
         Some(Err(e)) => notes.push(format!("upstream (--against): not measured: {e:#}")),
@@ -1418,6 +1659,13 @@ fn report(r: &Results, smoke: bool, elapsed: Duration) -> Result<PathBuf> {
     let file = dir.join(format!("{}.json", now.format("%Y-%m-%dT%H-%M-%SZ")));
     std::fs::write(&file, &text)?;
     std::fs::write(dir.join("latest.json"), &text)?;
+    let svg = file.with_extension("svg");
+    match chart::draw(&doc, &svg) {
+        Ok(()) => {
+            std::fs::copy(&svg, dir.join("latest.svg"))?;
+        }
+        Err(e) => eprintln!("chart: {e:#}"),
+    }
     Ok(file)
 }
 
@@ -1433,15 +1681,26 @@ fn gen_threads() -> usize {
 }
 
 const USAGE: &str = "usage: ./bench/run [--smoke] [--against KUBECONFIG]
+       ./bench/run --instructions        (only the callgrind figure; KAPI_BENCH_CALLGRIND_KEEP=DIR keeps the profiles)
        ./bench/run startup|storage|api [--smoke]   (one of the older benchmarks)";
 
 fn main() {
     let mut smoke = std::env::var_os("KAPI_BENCH_SMOKE").is_some();
+    let mut instructions_only = false;
     let mut against_cfg: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
+    if std::env::args().nth(1).as_deref() == Some(baseline::FLAG) {
+        let dir = PathBuf::from(std::env::args().nth(2).unwrap_or_default());
+        if let Err(e) = baseline::serve(&dir) {
+            eprintln!("minimal server: {e:#}");
+            std::process::exit(1);
+        }
+        return;
+    }
     while let Some(a) = args.next() {
         match a.as_str() {
             "--smoke" => smoke = true,
+            "--instructions" => instructions_only = true,
             "--bench" => {} // cargo bench adds it
             "--against" => match args.next() {
                 Some(p) => against_cfg = Some(PathBuf::from(p)),
@@ -1467,6 +1726,25 @@ fn main() {
     let bin = env!("CARGO_BIN_EXE_kapi");
     let sizes = Sizes::new(smoke);
     let t0 = Instant::now();
+    if instructions_only {
+        // Only the callgrind figure (with KAPI_BENCH_CALLGRIND_KEEP, for profiles).
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let mut b = Baseline::default();
+        match rt.block_on(baseline_instructions(bin, &sizes, &mut b)) {
+            Ok(()) => println!(
+                "instructions per GET: kapi {} minimal {} ({:.2}x); per create: kapi {}",
+                fmt_num(b.kapi_instr),
+                fmt_num(b.minimal_instr),
+                ratio(b.kapi_instr, b.minimal_instr).unwrap_or(f64::NAN),
+                fmt_num(b.kapi_create_instr)
+            ),
+            Err(e) => eprintln!("instructions per GET: {e:#}"),
+        }
+        return;
+    }
 
     progress(
         "kapi-embedded",
@@ -1489,6 +1767,7 @@ fn main() {
     if let Err(e) = &embedded {
         progress("kapi-embedded", &format!("failed: {e:#}"));
     }
+    let baseline = rt.block_on(measure_baseline(bin, &sizes));
     let etcd = rt.block_on(kapi_on_etcd(bin, &sizes));
     if let Err(e) = &etcd {
         progress("kapi-etcd", &format!("failed: {e:#}"));
@@ -1506,11 +1785,16 @@ fn main() {
         embedded,
         etcd,
         against,
+        baseline,
     };
     match report(&results, smoke, t0.elapsed()) {
         Ok(file) => {
             println!();
-            println!("written: {} (and latest.json)", file.display());
+            println!(
+                "written: {} and {} (and latest.json, latest.svg)",
+                file.display(),
+                file.with_extension("svg").display()
+            );
         }
         Err(e) => eprintln!("could not write the results: {e:#}"),
     }

@@ -576,8 +576,26 @@ pub struct KapiProc {
 impl KapiProc {
     /// Starts kapi and waits for its "listening" and kubeconfig lines.
     pub fn spawn(bin: &str, data_dir: &Path, extra: &[&str]) -> Result<KapiProc> {
+        KapiProc::spawn_under(&[], bin, data_dir, extra)
+    }
+
+    /// [`KapiProc::spawn`] under a wrapper command (e.g. valgrind's).
+    pub fn spawn_under(
+        wrapper: &[String],
+        bin: &str,
+        data_dir: &Path,
+        extra: &[&str],
+    ) -> Result<KapiProc> {
         let stderr = data_dir.with_extension("stderr.log");
-        let mut child = Command::new(bin)
+        let mut cmd = match wrapper {
+            [first, rest @ ..] => {
+                let mut c = Command::new(first);
+                c.args(rest).arg(bin);
+                c
+            }
+            [] => Command::new(bin),
+        };
+        let mut child = cmd
             .args(["serve", "--secure-port", "0", "--data-dir"])
             .arg(data_dir)
             .args(extra)
@@ -594,7 +612,7 @@ impl KapiProc {
         });
         let (mut url, mut kubeconfig) = (None, None);
         while url.is_none() || kubeconfig.is_none() {
-            match rx.recv_timeout(Duration::from_secs(60)) {
+            match rx.recv_timeout(Duration::from_secs(180)) {
                 Ok(line) => {
                     if let Some(rest) = line.strip_prefix("kapi listening on ") {
                         url = rest.split_whitespace().next().map(String::from);

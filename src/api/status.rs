@@ -447,7 +447,7 @@ impl ApiError {
 }
 
 /// Marks a Status error response that a later filter may re-encode for
-/// the client's Accept header (see `endpoints::responses::negotiate_errors`).
+/// the client's Accept header (see `endpoints::responses::negotiate_error`).
 #[derive(Debug, Clone, Copy)]
 pub struct Negotiable;
 

@@ -108,7 +108,7 @@ pub fn protobuf_list(
 }
 
 /// An error in the endpoint's negotiated encoding; the filters' own
-/// negotiation (see [`negotiate_errors`]) leaves it alone.
+/// negotiation (see [`negotiate_error`]) leaves it alone.
 pub fn error(e: ApiError, encoding: Encoding) -> Response {
     let mut r = e.into_response();
     r.extensions_mut().remove::<Negotiable>();
@@ -156,16 +156,12 @@ pub fn transcode_status(json: &[u8], encoding: Encoding) -> Option<(Vec<u8>, &'s
     }
 }
 
-/// Filter: a Status error answered before any endpoint negotiated (401,
-/// 403, 429, 404 of an unknown resource) is written in the encoding the
-/// Accept header prefers, as upstream's `ErrorNegotiated` writes it.
-pub async fn negotiate_errors(
-    req: axum::extract::Request,
-    next: axum::middleware::Next,
-) -> Response {
-    // Kept (a reference count) and parsed only if an error comes back.
-    let accept = req.headers().get(header::ACCEPT).cloned();
-    let resp = next.run(req).await;
+/// A Status error answered before any endpoint negotiated (401, 403, 429,
+/// 404 of an unknown resource) is written in the encoding the request's
+/// Accept header prefers, as upstream's `ErrorNegotiated` writes it. The
+/// server's filter chain keeps the Accept header (a reference count) and
+/// calls this with the response; it is parsed only for such an error.
+pub fn negotiate_error(accept: Option<HeaderValue>, resp: Response) -> Response {
     if resp.extensions().get::<Negotiable>().is_none() {
         return resp;
     }

@@ -158,34 +158,39 @@ impl GenericServer {
         }
         let resources = self.resources.map(Arc::new);
         let interceptor = self.interceptor;
-        router.fallback(move |req: Request| {
-            let resources = resources.clone();
-            let delegate = delegate.clone();
-            let intercepted = match interceptor.as_ref() {
-                Some(claim) => claim(req),
-                None => Err(req),
-            };
-            async move {
-                let req = match intercepted {
-                    Ok(served) => return served.await,
-                    Err(req) => req,
+        router
+            .fallback(move |req: Request| {
+                let resources = resources.clone();
+                let delegate = delegate.clone();
+                let intercepted = match interceptor.as_ref() {
+                    Some(claim) => claim(req),
+                    None => Err(req),
                 };
-                let info = req
-                    .extensions()
-                    .get::<Arc<RequestInfo>>()
-                    .cloned()
-                    .unwrap_or_default();
-                if let Some(h) = resources.as_ref() {
-                    if h.owns(&info).is_some() {
-                        return h.serve(req, info).await;
+                async move {
+                    let req = match intercepted {
+                        Ok(served) => return served.await,
+                        Err(req) => req,
+                    };
+                    let info = req
+                        .extensions()
+                        .get::<Arc<RequestInfo>>()
+                        .cloned()
+                        .unwrap_or_default();
+                    if let Some(h) = resources.as_ref() {
+                        if h.owns(&info).is_some() {
+                            return h.serve(req, info).await;
+                        }
+                    }
+                    match delegate.oneshot(req).await {
+                        Ok(r) => r,
+                        Err(never) => match never {},
                     }
                 }
-                match delegate.oneshot(req).await {
-                    Ok(r) => r,
-                    Err(never) => match never {},
-                }
-            }
-        })
+            })
+            // A stateless router still holds its handlers unconverted, and
+            // converts (boxes and clones) one on every request it serves;
+            // `with_state` converts them all once, here.
+            .with_state::<()>(())
     }
 }
 
@@ -195,20 +200,22 @@ pub type ServedGroupVersion = Arc<dyn Fn(&str, &str) -> bool + Send + Sync>;
 /// upstream's final handler: a `Status` for an unknown resource inside a
 /// served group version, the plain Go mux 404 for everything else.
 pub fn not_found(served: ServedGroupVersion) -> Router {
-    Router::new().fallback(move |req: Request| {
-        let served = served.clone();
-        async move {
-            let info = req
-                .extensions()
-                .get::<Arc<RequestInfo>>()
-                .cloned()
-                .unwrap_or_default();
-            if info.is_resource_request && served(&info.api_group, &info.api_version) {
-                return ApiError::resource_not_found().into_response();
+    Router::new()
+        .fallback(move |req: Request| {
+            let served = served.clone();
+            async move {
+                let info = req
+                    .extensions()
+                    .get::<Arc<RequestInfo>>()
+                    .cloned()
+                    .unwrap_or_default();
+                if info.is_resource_request && served(&info.api_group, &info.api_version) {
+                    return ApiError::resource_not_found().into_response();
+                }
+                page_not_found()
             }
-            page_not_found()
-        }
-    })
+        })
+        .with_state::<()>(())
 }
 
 pub fn page_not_found() -> Response {

@@ -8,14 +8,14 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
-use axum::middleware::{from_fn_with_state, Next};
+use axum::extract::Request;
 use axum::response::{IntoResponse, Response};
-use axum::Router;
 use futures::FutureExt;
 use http::{header, HeaderValue};
 use tokio::sync::Semaphore;
 
+pub use super::handler_chain::build;
+use super::handler_chain::Next;
 use super::metrics::{Metrics, RequestLabels};
 use crate::api::request_info::{query_value, RequestInfo};
 use crate::api::ApiError;
@@ -52,29 +52,6 @@ pub struct ChainState {
     pub apf: Option<Arc<super::flowcontrol::Apf>>,
 }
 
-pub fn build(router: Router, state: Arc<ChainState>) -> Router {
-    // `Router::layer` wraps what is already there, so the innermost goes first.
-    router
-        .layer(from_fn_with_state(state.clone(), timeout))
-        .layer(from_fn_with_state(state.clone(), authorization))
-        // After authentication and impersonation, as upstream: the user a
-        // request acts as decides its priority.
-        .layer(from_fn_with_state(state.clone(), flow_control))
-        .layer(from_fn_with_state(state.clone(), impersonation))
-        .layer(from_fn_with_state(state.clone(), audit))
-        .layer(from_fn_with_state(state.clone(), authentication))
-        .layer(from_fn_with_state(state.clone(), metrics))
-        .layer(axum::middleware::from_fn(trace))
-        .layer(axum::middleware::from_fn(request_info))
-        .layer(axum::middleware::from_fn(panic_recovery))
-        .layer(axum::middleware::from_fn(pretty))
-        .layer(axum::middleware::from_fn(hold_request_body))
-        .layer(axum::middleware::from_fn(httplog))
-        .layer(axum::middleware::from_fn(
-            crate::endpoints::responses::negotiate_errors,
-        ))
-}
-
 /// What httplog says about a request, taken before it is handed on.
 fn request_line(req: &Request) -> (String, String, String, String, String) {
     let info = RequestInfo::parse(req.method(), req.uri().path(), req.uri().query());
@@ -102,7 +79,7 @@ fn request_line(req: &Request) -> (String, String, String, String, String) {
 
 /// Upstream's httplog: one line per request at `-v 3` (verb, URI, latency,
 /// user agent, audit ID, source, status), and nothing spent when it is off.
-async fn httplog(req: Request, next: Next) -> Response {
+pub(super) async fn httplog(req: Request, next: Next) -> Response {
     use crate::logs::HTTPLOG;
     if !tracing::enabled!(target: HTTPLOG, tracing::Level::INFO) {
         return next.run(req).await;
@@ -141,7 +118,7 @@ const DRAIN_WAIT: Duration = Duration::from_secs(1);
 /// So the rest of a body left unread (up to 8 MiB, so a body just over
 /// the 3 MiB limit still gets its 413; for at most a second) is read
 /// before the answer goes, as Go's server drains HTTP/1 bodies.
-async fn hold_request_body(req: Request, next: Next) -> Response {
+pub(super) async fn hold_request_body(req: Request, next: Next) -> Response {
     if axum::body::HttpBody::is_end_stream(req.body()) {
         return next.run(req).await;
     }
@@ -273,7 +250,7 @@ fn wants_pretty(req: &Request) -> bool {
 /// Responses upstream would encode with `json.MarshalIndent(obj, "", "  ")`
 /// (see [`wants_pretty`]): whole JSON bodies are re-indented, keys kept in
 /// their order; streams (watches) are left alone.
-async fn pretty(req: Request, next: Next) -> Response {
+pub(super) async fn pretty(req: Request, next: Next) -> Response {
     if !wants_pretty(&req) {
         return next.run(req).await;
     }
@@ -297,7 +274,7 @@ async fn pretty(req: Request, next: Next) -> Response {
 }
 
 /// A panic in any handler becomes a logged 500 `Status`, never a dropped connection.
-async fn panic_recovery(req: Request, next: Next) -> Response {
+pub(super) async fn panic_recovery(req: Request, next: Next) -> Response {
     let what = format!("{} {}", req.method(), req.uri().path());
     let mut resp = match AssertUnwindSafe(next.run(req)).catch_unwind().await {
         Ok(resp) => resp,
@@ -319,7 +296,7 @@ async fn panic_recovery(req: Request, next: Next) -> Response {
     resp
 }
 
-async fn request_info(mut req: Request, next: Next) -> Response {
+pub(super) async fn request_info(mut req: Request, next: Next) -> Response {
     let info = RequestInfo::parse(req.method(), req.uri().path(), req.uri().query());
     req.extensions_mut().insert(Arc::new(info));
     next.run(req).await
@@ -327,7 +304,7 @@ async fn request_info(mut req: Request, next: Next) -> Response {
 
 /// A request carrying the trace header runs inside a [`crate::trace::Trace`]
 /// and gets its stages back in a response header (`kapi trace-request`).
-async fn trace(req: Request, next: Next) -> Response {
+pub(super) async fn trace(req: Request, next: Next) -> Response {
     use crate::trace;
     if !req.headers().contains_key(trace::REQUEST_HEADER) {
         return next.run(req).await;
@@ -399,7 +376,7 @@ fn metric_verb(info: &RequestInfo, req: &Request) -> String {
     }
 }
 
-async fn metrics(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
+pub(super) async fn metrics(s: Arc<ChainState>, req: Request, next: Next) -> Response {
     let info = info_of(&req);
     let start = Instant::now();
     let mut labels = RequestLabels {
@@ -434,7 +411,7 @@ async fn metrics(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> 
 
 /// API Priority and Fairness, or without it max-in-flight limits (with
 /// system:masters exempt, as upstream's fallback).
-async fn flow_control(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
+pub(super) async fn flow_control(s: Arc<ChainState>, req: Request, next: Next) -> Response {
     let info = info_of(&req);
     let Some(user) = req.extensions().get::<Authenticated>().map(|a| &a.user) else {
         return next.run(req).await;
@@ -528,11 +505,7 @@ fn bearer_token(req: &Request) -> Option<String> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_string())
 }
 
-async fn authentication(
-    State(s): State<Arc<ChainState>>,
-    mut req: Request,
-    next: Next,
-) -> Response {
+pub(super) async fn authentication(s: Arc<ChainState>, mut req: Request, next: Next) -> Response {
     let token = bearer_token(&req);
     let cert = req
         .extensions()
@@ -579,7 +552,7 @@ async fn authentication(
     }
 }
 
-async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -> Response {
+pub(super) async fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> Response {
     use super::audit::{self as audit_log, Level};
     // A v4 UUID from the thread-local generator: no system call per request.
     let audit_id = uuid::Builder::from_random_bytes(rand::random())
@@ -713,7 +686,7 @@ async fn audit(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -
 #[derive(Debug, Clone)]
 pub struct AuditId(pub String);
 
-async fn authorization(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
+pub(super) async fn authorization(s: Arc<ChainState>, req: Request, next: Next) -> Response {
     let info = info_of(&req);
     let Some(user) = req.extensions().get::<Authenticated>().cloned() else {
         return ApiError::unauthorized().into_response();
@@ -806,7 +779,7 @@ fn nosniff(mut resp: Response) -> Response {
 }
 
 /// upstream's WithTimeoutForNonLongRunningRequests; `?timeout=` may shorten it.
-async fn timeout(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> Response {
+pub(super) async fn timeout(s: Arc<ChainState>, req: Request, next: Next) -> Response {
     let info = info_of(&req);
     if info.is_long_running() {
         return next.run(req).await;
@@ -840,7 +813,7 @@ async fn timeout(State(s): State<Arc<ChainState>>, req: Request, next: Next) -> 
 /// upstream's WithImpersonation: `Impersonate-User`, `-Group`, `-Uid` and
 /// `-Extra-<key>` act as another user when the requester may `impersonate`
 /// each of them.
-async fn impersonation(State(s): State<Arc<ChainState>>, mut req: Request, next: Next) -> Response {
+pub(super) async fn impersonation(s: Arc<ChainState>, mut req: Request, next: Next) -> Response {
     let headers = req.headers();
     let get_all = |name: &str| -> Vec<String> {
         headers

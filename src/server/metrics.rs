@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use parking_lot::{Mutex, RwLock};
 
 /// upstream's `apiserver_request_duration_seconds` buckets.
 const DURATION_BUCKETS: &[f64] = &[
@@ -27,18 +29,47 @@ pub struct RequestLabels {
     pub version: String,
 }
 
-#[derive(Debug, Default)]
+/// One label set's latency histogram, counted with atomics: a request
+/// that finds its series under the read lock updates it without waiting.
+#[derive(Debug)]
 struct Histogram {
-    counts: Vec<u64>,
-    sum: f64,
-    count: u64,
+    /// Requests per bucket (not cumulative; `render` sums them); the last
+    /// slot is for those slower than every bound.
+    counts: Vec<AtomicU64>,
+    sum_nanos: AtomicU64,
+    count: AtomicU64,
 }
 
+impl Histogram {
+    fn new() -> Histogram {
+        Histogram {
+            counts: (0..=DURATION_BUCKETS.len())
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+            sum_nanos: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+        }
+    }
+
+    fn observe(&self, seconds: f64) {
+        let i = DURATION_BUCKETS
+            .iter()
+            .position(|b| seconds <= *b)
+            .unwrap_or(DURATION_BUCKETS.len());
+        self.counts[i].fetch_add(1, Ordering::Relaxed);
+        self.sum_nanos
+            .fetch_add((seconds * 1e9) as u64, Ordering::Relaxed);
+        self.count.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Series are added under the write lock once per label set; every later
+/// request takes the read lock and counts with atomics.
 #[derive(Debug, Default)]
 struct Inner {
-    requests: BTreeMap<(RequestLabels, u16), u64>,
-    durations: BTreeMap<RequestLabels, Histogram>,
-    storage_objects: BTreeMap<String, i64>,
+    requests: RwLock<BTreeMap<(RequestLabels, u16), Arc<AtomicU64>>>,
+    durations: RwLock<BTreeMap<RequestLabels, Arc<Histogram>>>,
+    storage_objects: Mutex<BTreeMap<String, i64>>,
 }
 
 /// Appends more families to `/metrics` (work queues, ...), so parts
@@ -47,7 +78,7 @@ pub type Collector = Arc<dyn Fn(&mut String) + Send + Sync>;
 
 #[derive(Clone, Default)]
 pub struct Metrics {
-    inner: Arc<Mutex<Inner>>,
+    inner: Arc<Inner>,
     collectors: Arc<Mutex<Vec<Collector>>>,
 }
 
@@ -84,35 +115,28 @@ fn write_labels(out: &mut String, l: &RequestLabels, code: Option<u16>) {
 
 impl Metrics {
     pub fn observe_request(&self, labels: RequestLabels, code: u16, seconds: f64) {
-        let mut inner = self.inner.lock();
-        // The label sets repeat: look up before cloning keys.
         let key = (labels, code);
-        match inner.requests.get_mut(&key) {
-            Some(n) => *n += 1,
-            None => {
-                inner.requests.insert(key.clone(), 1);
-            }
-        }
+        let counter = self.inner.requests.read().get(&key).cloned();
+        let counter = counter.unwrap_or_else(|| {
+            self.inner
+                .requests
+                .write()
+                .entry(key.clone())
+                .or_default()
+                .clone()
+        });
+        counter.fetch_add(1, Ordering::Relaxed);
         let labels = key.0;
-        if !inner.durations.contains_key(&labels) {
-            inner.durations.insert(
-                labels.clone(),
-                Histogram {
-                    counts: vec![0; DURATION_BUCKETS.len()],
-                    ..Default::default()
-                },
-            );
-        }
-        let Some(h) = inner.durations.get_mut(&labels) else {
-            return;
-        };
-        for (i, b) in DURATION_BUCKETS.iter().enumerate() {
-            if seconds <= *b {
-                h.counts[i] += 1;
-            }
-        }
-        h.sum += seconds;
-        h.count += 1;
+        let h = self.inner.durations.read().get(&labels).cloned();
+        let h = h.unwrap_or_else(|| {
+            self.inner
+                .durations
+                .write()
+                .entry(labels)
+                .or_insert_with(|| Arc::new(Histogram::new()))
+                .clone()
+        });
+        h.observe(seconds);
     }
 
     pub fn add_collector(&self, c: Collector) {
@@ -122,54 +146,56 @@ impl Metrics {
     /// `apiserver_storage_objects{resource=...}`.
     pub fn set_storage_objects(&self, resource: &str, count: i64) {
         self.inner
-            .lock()
             .storage_objects
+            .lock()
             .insert(resource.to_string(), count);
     }
 
     /// The last count of a resource's stored objects (by plural).
     pub fn storage_objects_of(&self, resource: &str) -> Option<i64> {
-        self.inner.lock().storage_objects.get(resource).copied()
+        self.inner.storage_objects.lock().get(resource).copied()
     }
 
     pub fn render(&self) -> String {
-        let inner = self.inner.lock();
         let mut out = String::with_capacity(4096);
         out.push_str("# HELP apiserver_request_duration_seconds [STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.\n");
         out.push_str("# TYPE apiserver_request_duration_seconds histogram\n");
-        for (labels, h) in &inner.durations {
+        for (labels, h) in self.inner.durations.read().iter() {
+            let mut cumulative = 0;
             for (i, b) in DURATION_BUCKETS.iter().enumerate() {
+                cumulative += h.counts[i].load(Ordering::Relaxed);
                 out.push_str("apiserver_request_duration_seconds_bucket");
                 write_labels(&mut out, labels, None);
-                let _ = writeln!(out, ",le=\"{b}\"}} {}", h.counts[i]);
+                let _ = writeln!(out, ",le=\"{b}\"}} {cumulative}");
             }
+            let count = h.count.load(Ordering::Relaxed);
             out.push_str("apiserver_request_duration_seconds_bucket");
             write_labels(&mut out, labels, None);
-            let _ = writeln!(out, ",le=\"+Inf\"}} {}", h.count);
+            let _ = writeln!(out, ",le=\"+Inf\"}} {count}");
             out.push_str("apiserver_request_duration_seconds_sum");
             write_labels(&mut out, labels, None);
-            let _ = writeln!(out, "}} {}", h.sum);
+            let sum = h.sum_nanos.load(Ordering::Relaxed) as f64 / 1e9;
+            let _ = writeln!(out, "}} {sum}");
             out.push_str("apiserver_request_duration_seconds_count");
             write_labels(&mut out, labels, None);
-            let _ = writeln!(out, "}} {}", h.count);
+            let _ = writeln!(out, "}} {count}");
         }
         out.push_str("# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.\n");
         out.push_str("# TYPE apiserver_request_total counter\n");
-        for ((labels, code), n) in &inner.requests {
+        for ((labels, code), n) in self.inner.requests.read().iter() {
             out.push_str("apiserver_request_total");
             write_labels(&mut out, labels, Some(*code));
-            let _ = writeln!(out, "}} {n}");
+            let _ = writeln!(out, "}} {}", n.load(Ordering::Relaxed));
         }
         out.push_str("# HELP apiserver_storage_objects [STABLE] Number of stored objects at the time of last check split by kind.\n");
         out.push_str("# TYPE apiserver_storage_objects gauge\n");
-        for (resource, n) in &inner.storage_objects {
+        for (resource, n) in self.inner.storage_objects.lock().iter() {
             let _ = writeln!(
                 out,
                 "apiserver_storage_objects{{resource=\"{}\"}} {n}",
                 escape(resource)
             );
         }
-        drop(inner);
         for c in self.collectors.lock().iter() {
             c(&mut out);
         }

@@ -8,6 +8,7 @@ pub mod chain;
 pub mod debug_flags;
 pub mod filters;
 pub mod flowcontrol;
+pub mod handler_chain;
 pub mod healthz;
 pub mod hooks;
 pub mod instance_lock;

@@ -1,0 +1,93 @@
+//! The handler chain (upstream's `DefaultBuildHandlerChain`): the filters
+//! every request passes, outermost first, before the router of the server
+//! chain sees it.
+//!
+//! The chain is a static list of functions and a [`Next`] that walks it,
+//! rather than a stack of tower layers: a layer made with axum's `from_fn`
+//! clones the service it wraps, re-boxes it and moves its future on every
+//! request, which for fourteen filters was most of what a GET cost beyond
+//! the HTTP/2 and TLS work (bench/run's callgrind figure). Here a filter
+//! costs one boxed future, and handing on clones two `Arc`s.
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::response::Response;
+use axum::Router;
+use futures::future::BoxFuture;
+use tower::ServiceExt as _;
+
+use super::filters::{self, ChainState};
+
+/// One filter: the shared state, the request, and the rest of the chain.
+type Filter = fn(Arc<ChainState>, Request, Next) -> BoxFuture<'static, Response>;
+
+/// The filters, outermost first, in upstream's order.
+const FILTERS: &[Filter] = &[
+    |_, req, next| Box::pin(negotiate_errors(req, next)),
+    |_, req, next| Box::pin(filters::httplog(req, next)),
+    |_, req, next| Box::pin(filters::hold_request_body(req, next)),
+    |_, req, next| Box::pin(filters::pretty(req, next)),
+    |_, req, next| Box::pin(filters::panic_recovery(req, next)),
+    |_, req, next| Box::pin(filters::request_info(req, next)),
+    |_, req, next| Box::pin(filters::trace(req, next)),
+    |s, req, next| Box::pin(filters::metrics(s, req, next)),
+    |s, req, next| Box::pin(filters::authentication(s, req, next)),
+    |s, req, next| Box::pin(filters::audit(s, req, next)),
+    |s, req, next| Box::pin(filters::impersonation(s, req, next)),
+    // After authentication and impersonation, as upstream: the user a
+    // request acts as decides its priority.
+    |s, req, next| Box::pin(filters::flow_control(s, req, next)),
+    |s, req, next| Box::pin(filters::authorization(s, req, next)),
+    |s, req, next| Box::pin(filters::timeout(s, req, next)),
+];
+
+/// The rest of the chain after the filter holding it: the filters still
+/// to run, then the router.
+#[derive(Clone)]
+pub struct Next {
+    state: Arc<ChainState>,
+    rest: &'static [Filter],
+    router: Router,
+}
+
+impl Next {
+    /// Hands the request on and answers what the rest of the chain answers.
+    pub async fn run(self, req: Request) -> Response {
+        match self.rest.split_first() {
+            Some((filter, rest)) => {
+                let next = Next {
+                    state: self.state.clone(),
+                    rest,
+                    router: self.router,
+                };
+                filter(self.state, req, next).await
+            }
+            None => match self.router.oneshot(req).await {
+                Ok(resp) => resp,
+                Err(never) => match never {},
+            },
+        }
+    }
+}
+
+/// An error answered before any endpoint negotiated is written in the
+/// encoding the request accepts (upstream's `ErrorNegotiated`).
+async fn negotiate_errors(req: Request, next: Next) -> Response {
+    let accept = req.headers().get(http::header::ACCEPT).cloned();
+    let resp = next.run(req).await;
+    crate::endpoints::responses::negotiate_error(accept, resp)
+}
+
+/// The server chain's router behind every filter, as one router.
+pub fn build(router: Router, state: Arc<ChainState>) -> Router {
+    let chain = Next {
+        state,
+        rest: FILTERS,
+        router,
+    };
+    Router::new().fallback_service(tower::service_fn(move |req: Request| {
+        let next = chain.clone();
+        async move { Ok::<_, std::convert::Infallible>(next.run(req).await) }
+    }))
+}
