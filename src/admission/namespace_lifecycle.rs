@@ -2,11 +2,8 @@
 //! or is being terminated; the system namespaces cannot be deleted (the
 //! namespace strategy refuses that before admission is reached).
 
-use serde_json::json;
-
 use super::{Attributes, Context, Operation, ValidatingPlugin};
 use crate::api::ApiError;
-use crate::registry::meta;
 
 pub struct NamespaceLifecycle;
 
@@ -30,13 +27,13 @@ impl ValidatingPlugin for NamespaceLifecycle {
             other => other,
         };
         let ns = match got {
-            Ok(b) => serde_json::from_slice::<serde_json::Value>(&b).unwrap_or(json!({})),
+            Ok(b) => serde_json::from_slice::<Lifecycle>(&b).unwrap_or_default(),
             Err(e) if e.code == 404 => {
                 return Err(ApiError::not_found("", "namespaces", a.namespace))
             }
             Err(e) => return Err(e),
         };
-        if ns["status"]["phase"] == "Terminating" || meta::is_deleting(&ns) {
+        if ns.terminating() {
             let r = a.resource;
             let qualified = crate::api::status::qualified_resource(&r.group, &r.plural);
             return Err(ApiError::forbidden(format!(
@@ -56,5 +53,34 @@ impl ValidatingPlugin for NamespaceLifecycle {
             })));
         }
         Ok(Vec::new())
+    }
+}
+
+/// The two facts about a namespace this plugin reads, decoded without
+/// building the whole object (this runs on every namespaced create).
+#[derive(Debug, Default, serde::Deserialize)]
+struct Lifecycle {
+    #[serde(default)]
+    metadata: LifecycleMeta,
+    #[serde(default)]
+    status: LifecycleStatus,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct LifecycleMeta {
+    #[serde(default, rename = "deletionTimestamp")]
+    deletion_timestamp: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+struct LifecycleStatus {
+    #[serde(default)]
+    phase: Option<String>,
+}
+
+impl Lifecycle {
+    fn terminating(&self) -> bool {
+        self.status.phase.as_deref() == Some("Terminating")
+            || self.metadata.deletion_timestamp.is_some()
     }
 }
