@@ -15,43 +15,6 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-/// mimalloc rather than glibc's malloc: per-thread free lists without
-/// arena locks or consolidation passes, for a server whose requests are
-/// made of many small, short-lived allocations (bench/run's callgrind
-/// figure). The library does not choose; embedders keep their own.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-/// mimalloc's defaults keep freed memory committed (an idle `kapi serve`
-/// held about 40 MiB of anonymous memory against glibc's 20): commit arena
-/// memory as it is used and give empty pages back at once, which brings it
-/// to glibc's figure while keeping mimalloc's speed. It must run before the
-/// first allocation creates mimalloc's first arena, so it is an ELF
-/// constructor (`.init_array`), which the loader runs before Rust's runtime
-/// starts; `MIMALLOC_*` variables are overridden.
-#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-extern "C" fn tune_allocator() {
-    use std::os::raw::{c_int, c_long};
-    extern "C" {
-        // mimalloc.h (v3): `void mi_option_set(mi_option_t option, long value)`.
-        fn mi_option_set(option: c_int, value: c_long);
-    }
-    // Positions in mimalloc v3's `mi_option_e`.
-    const ARENA_EAGER_COMMIT: c_int = 4;
-    const PURGE_DELAY: c_int = 15;
-    // SAFETY: plain setters of mimalloc's option table, callable at any
-    // time and before anything else has allocated.
-    unsafe {
-        mi_option_set(ARENA_EAGER_COMMIT, 0);
-        mi_option_set(PURGE_DELAY, 0);
-    }
-}
-
-#[cfg(target_os = "linux")]
-#[used]
-#[link_section = ".init_array"]
-static TUNE_ALLOCATOR: extern "C" fn() = tune_allocator;
-
 #[derive(Debug, Parser)]
 #[command(
     name = "kapi",
