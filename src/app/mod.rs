@@ -32,7 +32,8 @@ use crate::controlplane;
 use crate::endpoints::ResourceHandler;
 use crate::pki::{self, Pki, ServingNames};
 use crate::registry::Registries;
-use crate::server::filters::{self, ChainState};
+use crate::server::filters::ChainState;
+use crate::server::handler_chain;
 use crate::server::healthz::HealthCheck;
 use crate::server::hooks::PostStartHooks;
 use crate::server::instance_lock::InstanceLock;
@@ -592,7 +593,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         audit: auditor,
         apf,
     });
-    let app = filters::build(router, state);
+    let app = handler_chain::build(router, state);
     obs.done(
         "servers",
         "aggregator -> kube-apiserver -> apiextensions-apiserver",

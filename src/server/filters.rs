@@ -14,7 +14,6 @@ use futures::FutureExt;
 use http::{header, HeaderValue};
 use tokio::sync::Semaphore;
 
-pub use super::handler_chain::build;
 use super::handler_chain::Next;
 use super::metrics::{Metrics, RequestLabels};
 use crate::api::request_info::{query_value, RequestInfo};
