@@ -280,6 +280,51 @@ struct CatalogInner {
     generation: u64,
 }
 
+/// A group/version/resource key, owned or borrowed, so that the catalog's
+/// map can be searched without building a key of three `String`s.
+trait GvrKey {
+    fn parts(&self) -> (&str, &str, &str);
+}
+
+impl GvrKey for (String, String, String) {
+    fn parts(&self) -> (&str, &str, &str) {
+        (&self.0, &self.1, &self.2)
+    }
+}
+
+impl GvrKey for (&str, &str, &str) {
+    fn parts(&self) -> (&str, &str, &str) {
+        *self
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn GvrKey + 'a> for (String, String, String) {
+    fn borrow(&self) -> &(dyn GvrKey + 'a) {
+        self
+    }
+}
+
+impl PartialEq for dyn GvrKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn GvrKey + '_ {}
+
+impl PartialOrd for dyn GvrKey + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The same order as the owned tuple's, as `Borrow` requires.
+impl Ord for dyn GvrKey + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.parts().cmp(&other.parts())
+    }
+}
+
 impl CatalogInner {
     fn served(&self) -> impl Iterator<Item = (&(String, String, String), &Arc<Resource>)> {
         self.by_gvr
@@ -335,12 +380,20 @@ impl Catalog {
 
     /// A resource served over HTTP.
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Resource>> {
-        let key = (group.to_string(), version.to_string(), plural.to_string());
         let inner = self.inner.read();
-        if inner.hidden.contains(&key) {
+        // Every request looks a resource up (twice: aggregator and
+        // kube-apiserver), so the common case borrows its key.
+        if !inner.hidden.is_empty()
+            && inner
+                .hidden
+                .contains(&(group.to_string(), version.to_string(), plural.to_string()))
+        {
             return None;
         }
-        inner.by_gvr.get(&key).cloned()
+        inner
+            .by_gvr
+            .get(&(group, version, plural) as &dyn GvrKey)
+            .cloned()
     }
 
     /// A resource kapi stores, served or not: for its own controllers.
@@ -348,7 +401,7 @@ impl Catalog {
         self.inner
             .read()
             .by_gvr
-            .get(&(group.to_string(), version.to_string(), plural.to_string()))
+            .get(&(group, version, plural) as &dyn GvrKey)
             .cloned()
     }
 

@@ -14,6 +14,10 @@ use crate::api::{ApiError, Negotiable};
 fn with_type(code: StatusCode, body: impl Into<axum::body::Body>, ct: &'static str) -> Response {
     let mut r = Response::new(body.into());
     *r.status_mut() = code;
+    // Room for what the filters and hyper add (audit ID, cache control,
+    // the flow-control UIDs, date, length): a map filled to capacity
+    // rehashes into a new one for the next header, on every response.
+    *r.headers_mut() = http::HeaderMap::with_capacity(12);
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(ct));
     r

@@ -165,13 +165,16 @@ impl Chain {
         let mut warnings = Vec::new();
         for p in &self.mutating {
             let began = crate::trace::start();
-            let before = began.and(attrs.object.clone());
+            // Only a traced request pays for the copy its diff needs.
+            let before = began.and_then(|_| attrs.object.clone());
             let r = p.admit(attrs, ctx).await;
-            let name = format!("admission/mutating/{}", p.name());
-            crate::trace::result(began, &name, &r, || {
-                let after = attrs.object.clone().unwrap_or_default();
-                serde_json::json!({"patch": crate::trace::diff(&before.unwrap_or_default(), &after)})
-            });
+            if began.is_some() {
+                let name = format!("admission/mutating/{}", p.name());
+                crate::trace::result(began, &name, &r, || {
+                    let after = attrs.object.clone().unwrap_or_default();
+                    serde_json::json!({"patch": crate::trace::diff(&before.unwrap_or_default(), &after)})
+                });
+            }
             warnings.extend(r?);
         }
         Ok(warnings)
@@ -186,8 +189,10 @@ impl Chain {
         for p in &self.validating {
             let began = crate::trace::start();
             let r = p.validate(attrs, ctx).await;
-            let name = format!("admission/validating/{}", p.name());
-            crate::trace::result(began, &name, &r, || serde_json::json!({}));
+            if began.is_some() {
+                let name = format!("admission/validating/{}", p.name());
+                crate::trace::result(began, &name, &r, || serde_json::json!({}));
+            }
             warnings.extend(r?);
         }
         Ok(warnings)

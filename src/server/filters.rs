@@ -23,6 +23,20 @@ use crate::auth::authorizer::{forbidden_message, Attributes, Authorizer, Decisio
 use crate::auth::x509::ClientCertIdentity;
 use crate::auth::{Authenticator, Credentials};
 
+/// Header names parsed once: a `&str` name is validated again on every use.
+mod names {
+    use http::HeaderName;
+    pub const AUDIT_ID: HeaderName = HeaderName::from_static("audit-id");
+    pub const FLOW_SCHEMA_UID: HeaderName =
+        HeaderName::from_static("x-kubernetes-pf-flowschema-uid");
+    pub const PRIORITY_LEVEL_UID: HeaderName =
+        HeaderName::from_static("x-kubernetes-pf-prioritylevel-uid");
+    pub const TRACE_REQUEST: HeaderName = HeaderName::from_static(crate::trace::REQUEST_HEADER);
+    pub const IMPERSONATE_USER: HeaderName = HeaderName::from_static("impersonate-user");
+    pub const IMPERSONATE_GROUP: HeaderName = HeaderName::from_static("impersonate-group");
+    pub const IMPERSONATE_UID: HeaderName = HeaderName::from_static("impersonate-uid");
+}
+
 /// What the serving loop knows about the connection a request came on.
 #[derive(Debug, Clone)]
 pub struct ConnInfo {
@@ -274,7 +288,8 @@ pub(super) async fn pretty(req: Request, next: Next) -> Response {
 
 /// A panic in any handler becomes a logged 500 `Status`, never a dropped connection.
 pub(super) async fn panic_recovery(req: Request, next: Next) -> Response {
-    let what = format!("{} {}", req.method(), req.uri().path());
+    // Kept for the log line of a panic; formatted only then.
+    let (method, uri) = (req.method().clone(), req.uri().clone());
     let mut resp = match AssertUnwindSafe(next.run(req)).catch_unwind().await {
         Ok(resp) => resp,
         Err(panic) => {
@@ -283,6 +298,7 @@ pub(super) async fn panic_recovery(req: Request, next: Next) -> Response {
                 .map(|s| s.to_string())
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".into());
+            let what = format!("{method} {}", uri.path());
             tracing::error!(request = %what, panic = %msg, "handler panicked");
             ApiError::internal(format!("the server panicked while handling {what:?}"))
                 .into_response()
@@ -305,7 +321,7 @@ pub(super) async fn request_info(mut req: Request, next: Next) -> Response {
 /// and gets its stages back in a response header (`kapi trace-request`).
 pub(super) async fn trace(req: Request, next: Next) -> Response {
     use crate::trace;
-    if !req.headers().contains_key(trace::REQUEST_HEADER) {
+    if !req.headers().contains_key(names::TRACE_REQUEST) {
         return next.run(req).await;
     }
     let t = trace::Trace::new();
@@ -440,11 +456,11 @@ pub(super) async fn flow_control(s: Arc<ChainState>, req: Request, next: Next) -
     let seats = apf.width(&info, limit);
     let headers = [
         (
-            "x-kubernetes-pf-flowschema-uid",
+            names::FLOW_SCHEMA_UID,
             HeaderValue::from_str(&c.flow_schema_uid).ok(),
         ),
         (
-            "x-kubernetes-pf-prioritylevel-uid",
+            names::PRIORITY_LEVEL_UID,
             HeaderValue::from_str(&c.priority_level_uid).ok(),
         ),
     ];
@@ -506,12 +522,11 @@ fn bearer_token(req: &Request) -> Option<String> {
 
 pub(super) async fn authentication(s: Arc<ChainState>, mut req: Request, next: Next) -> Response {
     let token = bearer_token(&req);
-    let cert = req
-        .extensions()
-        .get::<ConnInfo>()
-        .and_then(|c| c.client_cert.clone());
     let creds = Credentials {
-        client_cert: cert.as_ref(),
+        client_cert: req
+            .extensions()
+            .get::<ConnInfo>()
+            .and_then(|c| c.client_cert.as_ref()),
         bearer_token: token.as_deref(),
         headers: Some(req.headers()),
     };
@@ -561,7 +576,7 @@ pub(super) async fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> R
     req.extensions_mut().insert(AuditId(audit_id.clone()));
     let with_id = |mut resp: Response| {
         if let Some(v) = header_value.clone() {
-            resp.headers_mut().insert("audit-id", v);
+            resp.headers_mut().insert(names::AUDIT_ID, v);
         }
         resp
     };
@@ -814,7 +829,7 @@ pub(super) async fn timeout(s: Arc<ChainState>, req: Request, next: Next) -> Res
 /// each of them.
 pub(super) async fn impersonation(s: Arc<ChainState>, mut req: Request, next: Next) -> Response {
     let headers = req.headers();
-    let get_all = |name: &str| -> Vec<String> {
+    let get_all = |name: http::HeaderName| -> Vec<String> {
         headers
             .get_all(name)
             .iter()
@@ -825,9 +840,9 @@ pub(super) async fn impersonation(s: Arc<ChainState>, mut req: Request, next: Ne
             .filter(|v| !v.is_empty())
             .collect()
     };
-    let users = get_all("impersonate-user");
-    let groups = get_all("impersonate-group");
-    let uids = get_all("impersonate-uid");
+    let users = get_all(names::IMPERSONATE_USER);
+    let groups = get_all(names::IMPERSONATE_GROUP);
+    let uids = get_all(names::IMPERSONATE_UID);
     let mut extra: std::collections::BTreeMap<String, Vec<String>> =
         std::collections::BTreeMap::new();
     for (name, value) in headers.iter() {

@@ -53,7 +53,11 @@ pub struct Next {
 
 impl Next {
     /// Hands the request on and answers what the rest of the chain answers.
-    pub async fn run(self, req: Request) -> Response {
+    ///
+    /// Not an `async fn`: the next filter's future is made here and
+    /// returned as it is, so a filter awaiting it holds one pointer, not a
+    /// second copy of the request in a wrapper's state.
+    pub fn run(self, req: Request) -> BoxFuture<'static, Response> {
         match self.rest.split_first() {
             Some((filter, rest)) => {
                 let next = Next {
@@ -61,12 +65,14 @@ impl Next {
                     rest,
                     router: self.router,
                 };
-                filter(self.state, req, next).await
+                filter(self.state, req, next)
             }
-            None => match self.router.oneshot(req).await {
-                Ok(resp) => resp,
-                Err(never) => match never {},
-            },
+            None => Box::pin(async move {
+                match self.router.oneshot(req).await {
+                    Ok(resp) => resp,
+                    Err(never) => match never {},
+                }
+            }),
         }
     }
 }

@@ -41,7 +41,7 @@ impl Registry {
             .flatten()
             .filter(|p| !p.is_empty());
         let began = trace::start();
-        let before = began.and(Some(obj.clone()));
+        let before = began.map(|_| obj.clone());
         self.strategy.default(&mut obj);
         meta::prepare_create(&mut obj);
         if !self.strategy.tracks_generation() {

@@ -113,7 +113,7 @@ impl Registry {
                     }
                 }
                 let began = trace::start();
-                let before = began.and(Some(new.clone()));
+                let before = began.map(|_| new.clone());
                 self.strategy.default(&mut new);
                 trace::stage(
                     began,

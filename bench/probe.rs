@@ -1,0 +1,78 @@
+//! A load against a server that is already running, for profiling it
+//! while it works (perf, etcd's /metrics): ConfigMap creates or gets at
+//! 32 clients in namespace `default`, each printed as a rate.
+//!   cargo bench --bench probe -- KUBECONFIG creates|gets N [PREFIX]
+//! Gets read the names a creates run with the same PREFIX wrote.
+
+mod common;
+
+use anyhow::{bail, Context, Result};
+use bytes::Bytes;
+use common::{Op, Target};
+use http::{Method, StatusCode};
+
+const CLIENTS: usize = 32;
+
+async fn run(args: &[String]) -> Result<()> {
+    let [kubeconfig, what, n, rest @ ..] = args else {
+        bail!("usage: cargo bench --bench probe -- KUBECONFIG creates|gets N [PREFIX]");
+    };
+    let n: usize = n.parse().context("N")?;
+    let prefix = rest.first().map_or("p", String::as_str);
+    let t = Target::from_kubeconfig(std::path::Path::new(kubeconfig))?;
+    let conns = t.connect_many(CLIENTS).await?;
+    let coll = "/api/v1/namespaces/default/configmaps";
+    let op = match what.as_str() {
+        "creates" => Op {
+            method: Method::POST,
+            uris: vec![t.uri(coll)],
+            bodies: (0..n)
+                .map(|i| {
+                    Bytes::from(format!(
+                        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{prefix}-{i}"}},"data":{{"k":"{}"}}}}"#,
+                        "x".repeat(1000)
+                    ))
+                })
+                .collect(),
+            expect: StatusCode::CREATED,
+            min_len: 0,
+        },
+        "gets" => Op {
+            method: Method::GET,
+            uris: (0..n)
+                .map(|i| t.uri(&format!("{coll}/{prefix}-{i}")))
+                .collect(),
+            bodies: vec![],
+            expect: StatusCode::OK,
+            min_len: 0,
+        },
+        other => bail!("{other}: creates or gets"),
+    };
+    let st = common::load(&conns, n, op, None, None).await;
+    println!(
+        "{what} at {CLIENTS} clients: {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, {} errors{}",
+        st.rate(),
+        st.p_ms(0.5),
+        st.p_ms(0.99),
+        st.errors,
+        st.first_error
+            .map(|e| format!(" (first: {e})"))
+            .unwrap_or_default()
+    );
+    Ok(())
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    if let Err(e) = rt.block_on(run(&args)) {
+        eprintln!("probe: {e:#}");
+        std::process::exit(1);
+    }
+}
