@@ -73,6 +73,13 @@ impl FieldSet {
 /// `name`, `namespace`, `creationTimestamp`, `selfLink`, `uid`,
 /// `clusterName`, `generation`, `managedFields` and `resourceVersion`.
 pub fn strip_meta(set: &FieldSet) -> FieldSet {
+    // The same set on every write: built once.
+    static STRIP: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(meta_fields);
+    set.difference(&STRIP)
+}
+
+/// The fields no manager owns: type meta and the server-set metadata.
+fn meta_fields() -> FieldSet {
     let mut strip = FieldSet::new();
     strip.insert(&[PathElement::field("apiVersion")]);
     strip.insert(&[PathElement::field("kind")]);
@@ -90,7 +97,7 @@ pub fn strip_meta(set: &FieldSet) -> FieldSet {
     ] {
         strip.insert(&[PathElement::field("metadata"), PathElement::field(f)]);
     }
-    set.difference(&strip)
+    strip
 }
 
 // ------------------------------------------------------------------ scope
@@ -135,17 +142,20 @@ impl<'a> Scope<'a> {
         }
     }
 
-    fn status_set() -> FieldSet {
-        let mut s = FieldSet::new();
-        s.insert(&[PathElement::field("status")]);
-        s
+    fn status_set() -> &'static FieldSet {
+        static STATUS: std::sync::LazyLock<FieldSet> = std::sync::LazyLock::new(|| {
+            let mut s = FieldSet::new();
+            s.insert(&[PathElement::field("status")]);
+            s
+        });
+        &STATUS
     }
 
     /// The fields a manager of this write may own.
     fn filter(&self, set: &FieldSet) -> FieldSet {
         match self.subresource {
-            "status" => set.under(&Self::status_set()),
-            "" if self.status_subresource => set.recursive_difference(&Self::status_set()),
+            "status" => set.under(Self::status_set()),
+            "" if self.status_subresource => set.recursive_difference(Self::status_set()),
             _ => set.clone(),
         }
     }
