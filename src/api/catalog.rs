@@ -280,9 +280,11 @@ struct CatalogInner {
     generation: u64,
 }
 
-/// A group/version/resource key, owned or borrowed, so that the catalog's
-/// map can be searched without building a key of three `String`s.
-trait GvrKey {
+/// A group/version/resource key, owned or borrowed, so that a map keyed by
+/// `(String, String, String)` (the catalog's, the registries') can be
+/// searched on every request without building a key of three `String`s:
+/// `map.get(&(group, version, plural) as &dyn GvrKey)`.
+pub trait GvrKey {
     fn parts(&self) -> (&str, &str, &str);
 }
 
@@ -311,6 +313,14 @@ impl PartialEq for dyn GvrKey + '_ {
 }
 
 impl Eq for dyn GvrKey + '_ {}
+
+/// The same hash as the owned tuple's (its fields in order), as `Borrow`
+/// requires.
+impl std::hash::Hash for dyn GvrKey + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.parts().hash(state)
+    }
+}
 
 impl PartialOrd for dyn GvrKey + '_ {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
@@ -431,5 +441,45 @@ impl Catalog {
     /// Tells of every change of the generation.
     pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
         self.changes.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GvrKey;
+    use std::collections::{BTreeMap, HashMap};
+
+    /// `Borrow` lookups find an owned key only if the borrowed form
+    /// hashes and orders as the owned tuple does.
+    #[test]
+    fn borrowed_keys_find_owned_ones() {
+        let owned = |g: &str, v: &str, p: &str| (g.to_string(), v.to_string(), p.to_string());
+        let mut hashed = HashMap::new();
+        let mut ordered = BTreeMap::new();
+        for (i, (g, v, p)) in [
+            ("", "v1", "pods"),
+            ("apps", "v1", "deployments"),
+            ("apps", "v1", "ab"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            hashed.insert(owned(g, v, p), i);
+            ordered.insert(owned(g, v, p), i);
+        }
+        for (i, key) in [
+            ("", "v1", "pods"),
+            ("apps", "v1", "deployments"),
+            ("apps", "v1", "ab"),
+        ]
+        .iter()
+        .enumerate()
+        {
+            assert_eq!(hashed.get(key as &dyn GvrKey), Some(&i));
+            assert_eq!(ordered.get(key as &dyn GvrKey), Some(&i));
+        }
+        let missing = ("apps", "v1", "pods");
+        assert_eq!(hashed.get(&missing as &dyn GvrKey), None);
+        assert_eq!(ordered.get(&missing as &dyn GvrKey), None);
     }
 }

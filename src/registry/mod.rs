@@ -164,12 +164,17 @@ impl Registries {
     }
 
     pub fn get(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Registry>> {
-        let key = (group.to_string(), version.to_string(), plural.to_string());
-        if let Some(r) = self.by_gvr.read().get(&key) {
-            return Some(r.clone());
+        let found = self
+            .by_gvr
+            .read()
+            .get(&(group, version, plural) as &dyn crate::api::catalog::GvrKey)
+            .cloned();
+        if found.is_some() {
+            return found;
         }
         let resource = self.catalog.get_stored(group, version, plural)?;
         let reg = Arc::new(Registry::new(resource, self.clone()));
+        let key = (group.to_string(), version.to_string(), plural.to_string());
         self.by_gvr.write().insert(key, reg.clone());
         Some(reg)
     }
