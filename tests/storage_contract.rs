@@ -61,18 +61,16 @@ fn n_of(value: &[u8]) -> i64 {
 
 fn attrs() -> kapi::storage::cacher::AttrsFn {
     Arc::new(|v: &serde_json::Value| {
-        let mut a = ObjectAttrs::default();
-        if let Some(l) = v["metadata"]["labels"].as_object() {
-            for (k, val) in l {
-                a.labels
-                    .insert(k.clone(), val.as_str().unwrap_or("").to_string());
-            }
+        let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
+        ObjectAttrs {
+            labels: v["metadata"]["labels"]
+                .as_object()
+                .map(|l| l.iter().map(|(k, val)| (k.as_str(), text(val))).collect())
+                .unwrap_or_default(),
+            fields: [("metadata.name", text(&v["metadata"]["name"]))]
+                .into_iter()
+                .collect(),
         }
-        a.fields.insert(
-            "metadata.name".into(),
-            v["metadata"]["name"].as_str().unwrap_or("").to_string(),
-        );
-        a
     })
 }
 

@@ -636,6 +636,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             background.child_token(),
         ));
     }
+    tokio::spawn(crate::server::heap_release::run(background.child_token()));
     obs.done("listening", &url);
 
     obs.step("post-start hooks");

@@ -57,9 +57,30 @@ pub fn key_of(obj: &Value) -> String {
     }
 }
 
+/// How the copy keeps one object.
+enum Kept {
+    Whole(Arc<Value>),
+    /// Its JSON, decoded when read: a metadata informer follows every
+    /// object of every resource, and a decoded `Value` costs several
+    /// times its JSON (a map node per object level).
+    Packed(Box<[u8]>),
+}
+
+impl Kept {
+    fn value(&self) -> Arc<Value> {
+        match self {
+            Kept::Whole(v) => v.clone(),
+            // Bytes this copy wrote from a `Value`: they decode.
+            Kept::Packed(b) => Arc::new(serde_json::from_slice(b).unwrap_or(Value::Null)),
+        }
+    }
+}
+
 #[derive(Default)]
 struct Cache {
-    objects: BTreeMap<String, Arc<Value>>,
+    objects: BTreeMap<String, Kept>,
+    /// Keep objects [`Kept::Packed`].
+    packed: bool,
     /// index name -> value -> keys.
     indices: HashMap<String, HashMap<String, BTreeSet<String>>>,
     /// The revision the copy reflects.
@@ -91,9 +112,25 @@ impl Cache {
         }
     }
 
+    fn keep(&self, obj: &Arc<Value>) -> Kept {
+        match self.packed {
+            true => Kept::Packed(serde_json::to_vec(&**obj).unwrap_or_default().into()),
+            false => Kept::Whole(obj.clone()),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<Arc<Value>> {
+        self.objects.get(key).map(Kept::value)
+    }
+
+    fn values(&self) -> Vec<Arc<Value>> {
+        self.objects.values().map(Kept::value).collect()
+    }
+
     fn put(&mut self, indexers: &[(String, IndexFn)], obj: Arc<Value>) -> Option<Arc<Value>> {
         let key = key_of(&obj);
-        let old = self.objects.insert(key.clone(), obj.clone());
+        let kept = self.keep(&obj);
+        let old = self.objects.insert(key.clone(), kept).map(|k| k.value());
         if let Some(o) = &old {
             self.unindex(indexers, &key, o);
         }
@@ -102,7 +139,7 @@ impl Cache {
     }
 
     fn remove(&mut self, indexers: &[(String, IndexFn)], key: &str) -> Option<Arc<Value>> {
-        let old = self.objects.remove(key)?;
+        let old = self.objects.remove(key)?.value();
         self.unindex(indexers, key, &old);
         Some(old)
     }
@@ -182,7 +219,10 @@ impl Informer {
         Arc::new(Informer {
             registry,
             projection,
-            cache: RwLock::default(),
+            cache: RwLock::new(Cache {
+                packed: projection == Projection::Metadata,
+                ..Cache::default()
+            }),
             indexers: RwLock::new(vec![(BY_NAMESPACE.to_string(), by_ns)]),
             handlers: RwLock::default(),
             next_handler: std::sync::atomic::AtomicU64::new(1),
@@ -206,8 +246,7 @@ impl Informer {
         }
         indexers.push((name.to_string(), f));
         let mut cache = self.cache.write();
-        let objects: Vec<Arc<Value>> = cache.objects.values().cloned().collect();
-        for o in objects {
+        for o in cache.values() {
             cache.index(&indexers, &key_of(&o), &o);
         }
     }
@@ -220,8 +259,8 @@ impl Informer {
         // Under the cache lock, so no event slips between the replay and
         // the registration.
         let cache = self.cache.read();
-        for o in cache.objects.values() {
-            h(&Event::Added(o.clone()));
+        for o in cache.values() {
+            h(&Event::Added(o));
         }
         let id = self.next_handler.fetch_add(1, Ordering::Relaxed);
         self.handlers.write().push((id, h));
@@ -269,17 +308,17 @@ impl Informer {
     }
 
     pub fn get(&self, key: &str) -> Option<Arc<Value>> {
-        self.cache.read().objects.get(key).cloned()
+        self.cache.read().get(key)
     }
 
     pub fn list(&self) -> Vec<Arc<Value>> {
-        self.cache.read().objects.values().cloned().collect()
+        self.cache.read().values()
     }
 
     /// Every object with its revision, read at one instant.
     pub fn snapshot(&self) -> (i64, Vec<Arc<Value>>) {
         let cache = self.cache.read();
-        (cache.rev, cache.objects.values().cloned().collect())
+        (cache.rev, cache.values())
     }
 
     /// The objects filed under `value` in index `name`.
@@ -288,9 +327,7 @@ impl Informer {
         let Some(keys) = cache.indices.get(name).and_then(|i| i.get(value)) else {
             return Vec::new();
         };
-        keys.iter()
-            .filter_map(|k| cache.objects.get(k).cloned())
-            .collect()
+        keys.iter().filter_map(|k| cache.get(k)).collect()
     }
 
     fn set_rev(&self, cache: &mut Cache, rev: i64) {
@@ -324,7 +361,7 @@ impl Informer {
                     meta::str_field(old, "resourceVersion")
                         == meta::str_field(&obj, "resourceVersion")
                 };
-                match cache.objects.get(&key_of(&obj)).cloned() {
+                match cache.get(&key_of(&obj)) {
                     Some(old) if same(&old) => {}
                     Some(old) => {
                         cache.put(&indexers, obj.clone());
@@ -463,5 +500,49 @@ impl std::fmt::Debug for Informer {
             .field("resource", &self.registry.resource.plural)
             .field("revision", &self.revision())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(ns: &str, name: &str, rv: &str) -> Arc<Value> {
+        Arc::new(json!({
+            "apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"namespace": ns, "name": name, "resourceVersion": rv, "uid": format!("u-{name}")}
+        }))
+    }
+
+    /// A packed copy answers what a whole one does: the same objects, the
+    /// replaced state on put, the index by namespace.
+    #[test]
+    fn a_packed_copy_reads_back_what_a_whole_one_keeps() {
+        let by_ns: IndexFn = Arc::new(|o| vec![meta::namespace(o).to_string()]);
+        let indexers = vec![(BY_NAMESPACE.to_string(), by_ns)];
+        let mut copies = [
+            Cache::default(),
+            Cache {
+                packed: true,
+                ..Cache::default()
+            },
+        ];
+        for c in &mut copies {
+            assert!(c.put(&indexers, obj("a", "x", "1")).is_none());
+            assert!(c.put(&indexers, obj("b", "y", "2")).is_none());
+            let old = c.put(&indexers, obj("a", "x", "3"));
+            assert_eq!(old.as_deref(), Some(&*obj("a", "x", "1")));
+            assert_eq!(c.get("a/x").as_deref(), Some(&*obj("a", "x", "3")));
+            assert_eq!(c.values().len(), 2);
+            assert_eq!(c.indices[BY_NAMESPACE]["b"].len(), 1);
+            assert_eq!(
+                c.remove(&indexers, "b/y").as_deref(),
+                Some(&*obj("b", "y", "2"))
+            );
+            assert!(!c.indices[BY_NAMESPACE].contains_key("b"));
+        }
+        assert!(matches!(copies[1].objects["a/x"], Kept::Packed(_)));
+        assert!(matches!(copies[0].objects["a/x"], Kept::Whole(_)));
     }
 }

@@ -215,7 +215,7 @@ pub fn selector_matches(sel: &Value, labels: &Value) -> Option<bool> {
     let parsed: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector =
         serde_json::from_value(sel.clone()).ok()?;
     let s = crate::api::selector::LabelSelector::from_api(&parsed).ok()?;
-    let map = labels
+    let map: std::collections::BTreeMap<String, String> = labels
         .as_object()
         .map(|m| {
             m.iter()

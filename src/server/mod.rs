@@ -10,6 +10,7 @@ pub mod filters;
 pub mod flowcontrol;
 pub mod handler_chain;
 pub mod healthz;
+pub mod heap_release;
 pub mod hooks;
 pub mod instance_lock;
 pub mod metrics;

@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 use super::backend::{prefix_end, EventKind, WatchItem};
 use super::rv::with_resource_version;
 use super::store::{encode_continue, ListOptions, StorageError, Store};
-use crate::api::selector::{FieldSelector, LabelSelector};
+use crate::api::selector::{FieldSelector, LabelSelector, Pairs};
 
 /// Events always kept for watches that resume from an older resourceVersion.
 const WINDOW: usize = 4096;
@@ -54,8 +54,8 @@ const EVENTS_FIRST: Duration = Duration::from_millis(100);
 /// What selectors look at.
 #[derive(Debug, Clone, Default)]
 pub struct ObjectAttrs {
-    pub labels: BTreeMap<String, String>,
-    pub fields: BTreeMap<String, String>,
+    pub labels: Pairs,
+    pub fields: Pairs,
 }
 
 /// Extracts [`ObjectAttrs`] from a decoded object; each resource has its own fields.

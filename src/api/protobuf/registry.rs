@@ -22,11 +22,27 @@ pub fn message_for_kind(api_version: &str, kind: &str) -> Option<&'static str> {
 /// `{"loadBalancer":{}}`, a ReplicaSet's `{"replicas":0}`). `None` for
 /// kinds without a status struct or not built in.
 pub fn zero_status(api_version: &str, kind: &str) -> Option<Value> {
-    let message = message_for_kind(api_version, kind)?;
-    let i = zero_values::ZERO_STATUS
-        .binary_search_by(|(k, _)| (*k).cmp(message))
-        .ok()?;
-    serde_json::from_str(zero_values::ZERO_STATUS[i].1).ok()
+    // By the resource table and the package name, as `kind_index` finds a
+    // kind, without building the protobuf registry: a create of a kind
+    // with a status needs only this, and a server that never speaks
+    // protobuf never builds it.
+    static MESSAGES_BY_KIND: LazyLock<HashMap<(&str, &str), &str>> = LazyLock::new(|| {
+        RESOURCES
+            .iter()
+            .map(|r| ((r.api_version, r.kind), r.message))
+            .collect()
+    });
+    let zero = |message: &str| {
+        zero_values::ZERO_STATUS
+            .binary_search_by(|(k, _)| (*k).cmp(message))
+            .ok()
+            .map(|i| zero_values::ZERO_STATUS[i].1)
+    };
+    let json = MESSAGES_BY_KIND
+        .get(&(api_version, kind))
+        .and_then(|m| zero(m))
+        .or_else(|| zero(&format!("{}.{kind}", package_for_api_version(api_version))))?;
+    serde_json::from_str(json).ok()
 }
 
 /// The proto package (OpenAPI name prefix) of an API version:
@@ -344,5 +360,50 @@ impl Registry {
         // Kinds every group version registers from meta.k8s.io/v1 (Status,
         // DeleteOptions, WatchEvent, ...).
         self.index(&format!("io.k8s.apimachinery.pkg.apis.meta.v1.{kind}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The registry-free lookup finds the zero status the registry's kind
+    /// index finds, for every resource kind and for kinds out of the table.
+    #[test]
+    fn zero_status_is_the_one_the_registry_finds() {
+        let by_registry = |api_version: &str, kind: &str| {
+            let message = message_for_kind(api_version, kind)?;
+            let i = zero_values::ZERO_STATUS
+                .binary_search_by(|(k, _)| (*k).cmp(message))
+                .ok()?;
+            serde_json::from_str::<Value>(zero_values::ZERO_STATUS[i].1).ok()
+        };
+        let mut with_status = 0;
+        for r in RESOURCES {
+            let z = zero_status(r.api_version, r.kind);
+            with_status += usize::from(z.is_some());
+            assert_eq!(
+                z,
+                by_registry(r.api_version, r.kind),
+                "{} {}",
+                r.api_version,
+                r.kind
+            );
+        }
+        assert!(
+            with_status > 20,
+            "only {with_status} kinds have a zero status"
+        );
+        assert_eq!(
+            zero_status("v1", "Service"),
+            Some(serde_json::json!({"loadBalancer": {}}))
+        );
+        for (v, k) in [
+            ("v1", "NoSuchKind"),
+            ("example.com/v1", "Widget"),
+            ("v1", "Status"),
+        ] {
+            assert_eq!(zero_status(v, k), by_registry(v, k), "{v} {k}");
+        }
     }
 }

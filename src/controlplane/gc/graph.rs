@@ -186,7 +186,7 @@ pub(super) struct Node {
     pub observed: Option<(Arc<Resource>, Arc<Meta>)>,
     /// How the first dependent named a virtual node (reference, and that
     /// dependent's namespace).
-    pub named_as: Option<(OwnerRef, String)>,
+    pub named_as: Option<Box<(OwnerRef, String)>>,
     pub dependents: BTreeSet<String>,
 }
 
@@ -356,7 +356,7 @@ impl Graph {
                         r.uid.clone(),
                         Node {
                             observed: None,
-                            named_as: Some((r.clone(), dependent.namespace.clone())),
+                            named_as: Some(Box::new((r.clone(), dependent.namespace.clone()))),
                             dependents: BTreeSet::from([uid.clone()]),
                         },
                     );

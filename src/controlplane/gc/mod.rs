@@ -256,7 +256,7 @@ async fn attempt_to_delete(s: &Shared, uid: &str) -> Result<(), String> {
     let tables = s.tables();
     let Some((res, observed)) = node.observed.clone() else {
         // A virtual node: does storage hold the owner dependents name?
-        let Some((r, ns)) = node.named_as.clone() else {
+        let Some((r, ns)) = node.named_as.as_deref().cloned() else {
             return Ok(());
         };
         let Some((owner_res, owner_ns)) = tables.resolve(&r, &ns) else {

@@ -71,7 +71,7 @@ fn validate_selector_and_template(obj: &Value, kind: &str) -> Vec<FieldError> {
     if let (false, Some(p)) = (empty, parsed) {
         match LabelSelector::from_api(&p) {
             Ok(s) => {
-                let map = labels
+                let map: std::collections::BTreeMap<String, String> = labels
                     .as_object()
                     .map(|m| {
                         m.iter()

@@ -4,7 +4,6 @@
 //! them; this file keeps what they all lean on: the key layout, the selector
 //! attributes the cache indexes, and how storage errors read as API errors.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde_json::Value;
@@ -42,30 +41,22 @@ pub struct Registry {
 /// Label and field values of an object, for selectors.
 fn attrs_fn(selectable: Vec<String>, namespaced: bool) -> AttrsFn {
     Arc::new(move |v: &Value| {
-        let mut a = ObjectAttrs::default();
-        if let Some(l) = v["metadata"]["labels"].as_object() {
-            for (k, val) in l {
-                a.labels
-                    .insert(k.clone(), val.as_str().unwrap_or("").to_string());
-            }
-        }
-        a.fields.insert(
-            "metadata.name".into(),
-            v["metadata"]["name"].as_str().unwrap_or("").to_string(),
-        );
+        let text = |v: &Value| v.as_str().unwrap_or("").to_string();
+        let labels = v["metadata"]["labels"]
+            .as_object()
+            .map(|l| l.iter().map(|(k, val)| (k.as_str(), text(val))).collect())
+            .unwrap_or_default();
+        let mut fields = vec![("metadata.name", text(&v["metadata"]["name"]))];
         if namespaced {
-            a.fields.insert(
-                "metadata.namespace".into(),
-                v["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or("")
-                    .to_string(),
-            );
+            fields.push(("metadata.namespace", text(&v["metadata"]["namespace"])));
         }
         for f in &selectable {
-            a.fields.insert(f.clone(), field_value(v, f));
+            fields.push((f.as_str(), field_value(v, f)));
         }
-        a
+        ObjectAttrs {
+            labels,
+            fields: fields.into_iter().collect(),
+        }
     })
 }
 
@@ -288,6 +279,6 @@ impl Registry {
 }
 
 /// Selectable field values of an object, for callers outside the registry.
-pub fn selectable_values(r: &Resource, v: &Value) -> BTreeMap<String, String> {
+pub fn selectable_values(r: &Resource, v: &Value) -> crate::api::selector::Pairs {
     attrs_fn(r.selectable_fields.clone(), r.namespaced)(v).fields
 }

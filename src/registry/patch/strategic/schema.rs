@@ -4,27 +4,56 @@
 
 use std::sync::LazyLock;
 
+use parking_lot::RwLock;
+
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value};
 
 use super::super::meta::{self, FieldMeta};
 use super::{PatchError, RETAIN_KEYS_STRATEGY};
 
-/// The OpenAPI definitions of every built-in kind, by definition name.
-static SCHEMAS: LazyLock<Map<String, Value>> = LazyLock::new(|| {
-    let mut g = SchemaSettings::openapi3().into_generator();
-    for d in crate::api::builtin::BUILTINS {
-        if let Some(schema) = d.schema {
-            schema(&mut g);
+type Definitions = std::collections::HashMap<&'static str, &'static Value>;
+
+/// The OpenAPI definitions generated so far, by definition name. A kind's
+/// (its own and those of every type it refers to) are added the first time
+/// its type name is asked for ([`type_name_of`]), so a server that writes
+/// a few kinds never generates the rest: about 2 MiB of definitions, and
+/// the code that generates them stays on disk. Each is leaked when added:
+/// there are finitely many, and [`Node`]s hand out `'static` references.
+static DEFINITIONS: LazyLock<RwLock<Definitions>> = LazyLock::new(Default::default);
+
+/// Adds the definitions not there yet.
+fn add_definitions(generated: Map<String, Value>) {
+    let mut defs = DEFINITIONS.write();
+    for (name, schema) in generated {
+        if !defs.contains_key(name.as_str()) {
+            defs.insert(
+                Box::leak(name.into_boxed_str()),
+                Box::leak(Box::new(schema)),
+            );
         }
     }
-    // Served by every `scale` subresource.
-    g.subschema_for::<k8s_openapi::api::autoscaling::v1::Scale>();
-    g.take_definitions(true)
-});
+}
+
+/// Every built-in kind's definitions, for a name no kind asked for first.
+fn add_all_definitions() {
+    static ALL: std::sync::Once = std::sync::Once::new();
+    ALL.call_once(|| {
+        let mut g = SchemaSettings::openapi3().into_generator();
+        for d in crate::api::builtin::BUILTINS {
+            if let Some(schema) = d.schema {
+                schema(&mut g);
+            }
+        }
+        // Served by every `scale` subresource.
+        g.subschema_for::<k8s_openapi::api::autoscaling::v1::Scale>();
+        add_definitions(g.take_definitions(true));
+    });
+}
 
 /// The definition name of the type a catalog schema function describes
 /// (e.g. `io.k8s.api.apps.v1.Deployment`), the `type_name` [`apply`](super::apply) takes.
+/// Its definitions are then known to [`Node::named`].
 pub fn type_name_of(schema: crate::api::catalog::SchemaFn) -> Option<String> {
     // Generating a schema walks the whole type graph: remember the answer.
     static NAMES: std::sync::LazyLock<
@@ -37,6 +66,7 @@ pub fn type_name_of(schema: crate::api::catalog::SchemaFn) -> Option<String> {
     let mut g = SchemaSettings::openapi3().into_generator();
     let s = schema(&mut g);
     let name = s.as_object().and_then(ref_name).map(str::to_string);
+    add_definitions(g.take_definitions(true));
     NAMES.lock().insert(key, name.clone());
     name
 }
@@ -65,9 +95,18 @@ fn ref_name(s: &Map<String, Value>) -> Option<&str> {
 impl Node {
     /// The node of the definition `name`, if kapi has a schema for it.
     pub(crate) fn named(name: &str) -> Option<Node> {
-        let (k, v) = SCHEMAS.get_key_value(name)?;
+        let found = |name: &str| {
+            DEFINITIONS
+                .read()
+                .get_key_value(name)
+                .map(|(k, v)| (*k, *v))
+        };
+        let (k, v) = found(name).or_else(|| {
+            add_all_definitions();
+            found(name)
+        })?;
         Some(Node {
-            name: Some(k.as_str()),
+            name: Some(k),
             schema: v.as_object(),
         })
     }
