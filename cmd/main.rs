@@ -1,5 +1,6 @@
 //! The `kapi` command line: a thin layer over the `kapi` library.
 
+mod allocator;
 mod apiservice;
 mod client_args;
 mod completions;

@@ -5,6 +5,11 @@
 //! free pages. It runs only after a spell has ended (little CPU over the
 //! last tick): trimming walks every arena under that arena's lock, which a
 //! request in flight would wait for.
+//!
+//! The `kapi` binary allocates through mimalloc (cmd/allocator.rs), which
+//! purges freed pages itself; there this trims what glibc still holds for
+//! C code (aws-lc). Programs that use the library on the system allocator
+//! (`kapi::testing`) get the whole effect.
 
 use std::time::Duration;
 
