@@ -97,8 +97,7 @@ async fn fan_out(backend: Arc<dyn Backend>, watchers: usize) -> (f64, f64) {
         .await
         .expect("seed");
     let stop = CancellationToken::new();
-    let attrs: kapi::storage::cacher::AttrsFn =
-        Arc::new(|_: &serde_json::Value| ObjectAttrs::default());
+    let attrs: kapi::storage::cacher::AttrsFn = Arc::new(|_: &[u8]| Some(ObjectAttrs::default()));
     let cache = Cacher::new(
         "/registry/fan/".into(),
         (String::new(), "configmaps".into()),

@@ -60,9 +60,10 @@ fn n_of(value: &[u8]) -> i64 {
 }
 
 fn attrs() -> kapi::storage::cacher::AttrsFn {
-    Arc::new(|v: &serde_json::Value| {
+    Arc::new(|raw: &[u8]| {
+        let v: serde_json::Value = serde_json::from_slice(raw).ok()?;
         let text = |v: &serde_json::Value| v.as_str().unwrap_or("").to_string();
-        ObjectAttrs {
+        Some(ObjectAttrs {
             labels: v["metadata"]["labels"]
                 .as_object()
                 .map(|l| l.iter().map(|(k, val)| (k.as_str(), text(val))).collect())
@@ -70,7 +71,7 @@ fn attrs() -> kapi::storage::cacher::AttrsFn {
             fields: [("metadata.name", text(&v["metadata"]["name"]))]
                 .into_iter()
                 .collect(),
-        }
+        })
     })
 }
 

@@ -7,6 +7,7 @@ pub mod go_json;
 pub mod json_syntax;
 pub mod jsonpath;
 pub mod meta;
+pub mod partial_json;
 pub mod protobuf;
 pub mod request_info;
 pub mod routes;

@@ -161,24 +161,9 @@ impl Projection {
     fn decode(self, json: &[u8]) -> Option<Value> {
         match self {
             Projection::Full => serde_json::from_slice(json).ok(),
-            Projection::Metadata => {
-                #[derive(serde::Deserialize)]
-                struct Partial {
-                    #[serde(rename = "apiVersion", default)]
-                    api_version: Value,
-                    #[serde(default)]
-                    kind: Value,
-                    #[serde(default)]
-                    metadata: Value,
-                }
-                let mut p: Partial = serde_json::from_slice(json).ok()?;
-                if let Some(m) = p.metadata.as_object_mut() {
-                    m.remove("managedFields");
-                }
-                Some(serde_json::json!({
-                    "apiVersion": p.api_version, "kind": p.kind, "metadata": p.metadata
-                }))
-            }
+            // Decoded without the parts a metadata informer drops (the
+            // body, managedFields), as PartialObjectMetadata holds it.
+            Projection::Metadata => crate::api::partial_json::decode(json, &["apiVersion", "kind"]),
         }
     }
 }

@@ -58,8 +58,9 @@ pub struct ObjectAttrs {
     pub fields: Pairs,
 }
 
-/// Extracts [`ObjectAttrs`] from a decoded object; each resource has its own fields.
-pub type AttrsFn = Arc<dyn Fn(&serde_json::Value) -> ObjectAttrs + Send + Sync>;
+/// Reads [`ObjectAttrs`] from a stored object's JSON (None when it is not
+/// a JSON object); each resource has its own fields.
+pub type AttrsFn = Arc<dyn Fn(&[u8]) -> Option<ObjectAttrs> + Send + Sync>;
 
 #[derive(Debug)]
 pub struct CachedObject {
@@ -277,10 +278,7 @@ pub struct CacheList {
 }
 
 pub(super) fn decode_attrs(attrs: &AttrsFn, value: &[u8]) -> ObjectAttrs {
-    match serde_json::from_slice::<serde_json::Value>(value) {
-        Ok(v) => attrs(&v),
-        Err(_) => ObjectAttrs::default(),
-    }
+    attrs(value).unwrap_or_default()
 }
 
 impl Cacher {

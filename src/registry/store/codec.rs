@@ -196,31 +196,40 @@ impl Registry {
     }
 
     pub(super) fn encode(obj: &Value) -> Bytes {
-        let mut v = obj.clone();
-        if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
-            m.remove("resourceVersion");
-            // ObjectMeta's maps and lists are `omitempty` in Go: removing
-            // the last label leaves no `labels: {}` behind upstream.
-            for f in [
-                "labels",
-                "annotations",
-                "finalizers",
-                "ownerReferences",
-                "managedFields",
-            ] {
-                let empty = match m.get(f) {
-                    Some(Value::Object(o)) => o.is_empty(),
-                    Some(Value::Array(a)) => a.is_empty(),
-                    Some(Value::Null) => true,
+        // Most objects have nothing to drop: encoded as they are, without
+        // a copy of the whole tree.
+        let trimmed = obj
+            .get("metadata")
+            .and_then(Value::as_object)
+            .is_some_and(|m| m.iter().any(|(k, v)| Self::not_stored(k, v)))
+            .then(|| {
+                let mut v = obj.clone();
+                if let Some(m) = v.get_mut("metadata").and_then(Value::as_object_mut) {
+                    m.retain(|k, v| !Self::not_stored(k, v));
+                }
+                v
+            });
+        // In Go's field order, as upstream stores and serves built-ins.
+        Bytes::from(crate::api::go_json::to_vec(trimmed.as_ref().unwrap_or(obj)))
+    }
+
+    /// Metadata fields encoding leaves out: the resourceVersion (storage
+    /// keeps it), and ObjectMeta's maps and lists when empty, as Go's
+    /// `omitempty` does (removing the last label leaves no `labels: {}`
+    /// behind upstream).
+    fn not_stored(key: &str, value: &Value) -> bool {
+        match key {
+            "resourceVersion" => true,
+            "labels" | "annotations" | "finalizers" | "ownerReferences" | "managedFields" => {
+                match value {
+                    Value::Object(o) => o.is_empty(),
+                    Value::Array(a) => a.is_empty(),
+                    Value::Null => true,
                     _ => false,
-                };
-                if empty {
-                    m.remove(f);
                 }
             }
+            _ => false,
         }
-        // In Go's field order, as upstream stores and serves built-ins.
-        Bytes::from(crate::api::go_json::to_vec(&v))
     }
 
     /// What a trace shows of encoding: the conversion from the served to
@@ -229,11 +238,15 @@ impl Registry {
     /// (the `encode` stage of a trace).
     pub(super) fn encode_for_storage(&self, obj: &Value) -> Result<Bytes, ApiError> {
         let began = trace::start();
-        let bytes = Self::encode(&conversion::to_storage(
-            &self.registries,
-            &self.resource,
-            obj.clone(),
-        )?);
+        let bytes = if conversion::needed(&self.resource) {
+            Self::encode(&conversion::to_storage(
+                &self.registries,
+                &self.resource,
+                obj.clone(),
+            )?)
+        } else {
+            Self::encode(obj)
+        };
         trace::stage(began, "encode", "ok", || self.encode_detail(bytes.len()));
         Ok(bytes)
     }

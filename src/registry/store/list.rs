@@ -84,11 +84,7 @@ impl Registry {
             );
             let f = filter.clone();
             let predicate: store::Predicate = Arc::new(move |raw: &[u8]| {
-                let Ok(v) = serde_json::from_slice::<Value>(raw) else {
-                    return false;
-                };
-                let a = attrs(&v);
-                f.label.matches(&a.labels) && f.field.matches(&a.fields)
+                attrs(raw).is_some_and(|a| f.label.matches(&a.labels) && f.field.matches(&a.fields))
             });
             let prefix = filter
                 .key_prefix

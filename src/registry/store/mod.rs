@@ -11,9 +11,13 @@ use serde_json::Value;
 use crate::api::catalog::Resource;
 use crate::api::ApiError;
 use crate::registry::{strategy, Registries};
-use crate::storage::cacher::{AttrsFn, Cacher, ObjectAttrs};
+use crate::storage::cacher::Cacher;
 use crate::storage::store::StorageError;
 
+use attrs::attrs_fn;
+pub use attrs::{field_value, selectable_values};
+
+mod attrs;
 mod codec;
 mod create;
 mod delete;
@@ -36,59 +40,6 @@ pub struct Registry {
     /// The revision of the last write to this resource the server
     /// acknowledged (see [`Registry::fresh_rv`]).
     written: Arc<std::sync::atomic::AtomicI64>,
-}
-
-/// Label and field values of an object, for selectors.
-fn attrs_fn(selectable: Vec<String>, namespaced: bool) -> AttrsFn {
-    Arc::new(move |v: &Value| {
-        let text = |v: &Value| v.as_str().unwrap_or("").to_string();
-        let labels = v["metadata"]["labels"]
-            .as_object()
-            .map(|l| l.iter().map(|(k, val)| (k.as_str(), text(val))).collect())
-            .unwrap_or_default();
-        let mut fields = vec![("metadata.name", text(&v["metadata"]["name"]))];
-        if namespaced {
-            fields.push(("metadata.namespace", text(&v["metadata"]["namespace"])));
-        }
-        for f in &selectable {
-            fields.push((f.as_str(), field_value(v, f)));
-        }
-        ObjectAttrs {
-            labels,
-            fields: fields.into_iter().collect(),
-        }
-    })
-}
-
-/// A selectable field's value as a string, as upstream's field sets hold them.
-pub fn field_value(v: &Value, path: &str) -> String {
-    let path = match path {
-        "source" => "source.component",
-        // A legacy alias upstream still accepts.
-        "name" => "metadata.name",
-        other => other,
-    };
-    let mut cur = v;
-    for part in path.split('.') {
-        cur = &cur[part];
-    }
-    match cur {
-        Value::String(s) => s.clone(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(n) => n.to_string(),
-        Value::Array(a) => a
-            .first()
-            .map(|x| x["ip"].as_str().or(x.as_str()).unwrap_or("").to_string())
-            .unwrap_or_default(),
-        // Go's field sets print a plain (non-pointer) field's zero value
-        // when the object leaves it out: a Node without `unschedulable`
-        // matches `spec.unschedulable=false`.
-        _ => match path {
-            "spec.unschedulable" | "spec.hostNetwork" => "false".into(),
-            "status.replicas" | "status.successful" => "0".into(),
-            _ => String::new(),
-        },
-    }
 }
 
 /// A storage error as the API answers it. `op` names the verb for upstream's
@@ -276,9 +227,4 @@ impl Registry {
     pub fn cached_count(&self) -> Option<usize> {
         self.cacher.as_ref().map(|c| c.len())
     }
-}
-
-/// Selectable field values of an object, for callers outside the registry.
-pub fn selectable_values(r: &Resource, v: &Value) -> crate::api::selector::Pairs {
-    attrs_fn(r.selectable_fields.clone(), r.namespaced)(v).fields
 }
