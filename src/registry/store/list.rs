@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use super::{attrs_fn, parse_rv, storage_err, Registry};
 use crate::api::selector::{FieldSelector, LabelSelector};

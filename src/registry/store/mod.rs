@@ -6,8 +6,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value;
-
 use crate::api::catalog::Resource;
 use crate::api::ApiError;
 use crate::registry::{strategy, Registries};
