@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 
 /// The top-level fields of `json` that `keep` names, and `metadata`
 /// without `managedFields`. None when `json` is not a JSON object.
-pub fn decode(json: &[u8], keep: &[&str]) -> Option<Value> {
+pub fn decode<K: AsRef<str>>(json: &[u8], keep: &[K]) -> Option<Value> {
     let mut de = serde_json::Deserializer::from_slice(json);
     let map = Fields { keep }.deserialize(&mut de).ok()?;
     de.end().ok()?;
@@ -66,18 +66,18 @@ impl<'de> serde::Deserialize<'de> for Key<'de> {
 }
 
 /// The top level: `metadata` (through [`Metadata`]) and the kept fields.
-struct Fields<'a> {
-    keep: &'a [&'a str],
+struct Fields<'a, K> {
+    keep: &'a [K],
 }
 
-impl<'de> DeserializeSeed<'de> for Fields<'_> {
+impl<'de, K: AsRef<str>> DeserializeSeed<'de> for Fields<'_, K> {
     type Value = Map<String, Value>;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for Fields<'_> {
+impl<'de, K: AsRef<str>> Visitor<'de> for Fields<'_, K> {
     type Value = Map<String, Value>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an object")
@@ -89,7 +89,7 @@ impl<'de> Visitor<'de> for Fields<'_> {
             if k == "metadata" {
                 let meta = map.next_value_seed(Metadata)?;
                 out.insert(key.into_string(), meta);
-            } else if self.keep.contains(&k) {
+            } else if self.keep.iter().any(|x| x.as_ref() == k) {
                 let v = map.next_value::<Value>()?;
                 out.insert(key.into_string(), v);
             } else {
@@ -181,7 +181,7 @@ mod tests {
                 "status": {"phase": "Running"},
             })
         );
-        let bare = decode(&raw, &[]).unwrap();
+        let bare = decode::<&str>(&raw, &[]).unwrap();
         assert_eq!(bare, json!({"metadata": got["metadata"].clone()}));
     }
 
@@ -193,11 +193,11 @@ mod tests {
             json!({"metadata": {"name": "a", "labels": {"k\"q": "v"}}, "spec": {"a": 1}})
         );
         assert_eq!(
-            decode(br#"{"metadata":null}"#, &[]).unwrap(),
+            decode::<&str>(br#"{"metadata":null}"#, &[]).unwrap(),
             json!({"metadata": null})
         );
         assert_eq!(
-            decode(br#"{"metadata":[1,"x"]}"#, &[]).unwrap(),
+            decode::<&str>(br#"{"metadata":[1,"x"]}"#, &[]).unwrap(),
             json!({"metadata": [1, "x"]})
         );
     }
@@ -212,7 +212,12 @@ mod tests {
             b"{\"data\": [}",
             b"",
         ] {
-            assert_eq!(decode(bad, &[]), None, "{}", String::from_utf8_lossy(bad));
+            assert_eq!(
+                decode::<&str>(bad, &[]),
+                None,
+                "{}",
+                String::from_utf8_lossy(bad)
+            );
         }
     }
 }

@@ -55,8 +55,7 @@ impl Selectable {
 
     /// From stored JSON, decoding only what [`Selectable::of`] reads.
     fn of_json(&self, raw: &[u8]) -> Option<ObjectAttrs> {
-        let tops: Vec<&str> = self.tops.iter().map(String::as_str).collect();
-        crate::api::partial_json::decode(raw, &tops).map(|v| self.of(&v))
+        crate::api::partial_json::decode(raw, &self.tops).map(|v| self.of(&v))
     }
 }
 
