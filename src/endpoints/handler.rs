@@ -75,14 +75,14 @@ impl ResourceHandler {
     }
 
     pub async fn serve(&self, req: Request, info: Arc<RequestInfo>) -> Response {
-        let encoding = negotiation::error_encoding(
-            req.headers()
-                .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok()),
-        );
+        // Kept for an error's encoding, negotiated only when there is one.
+        let accept = req.headers().get(header::ACCEPT).cloned();
         match self.handle(req, &info).await {
             Ok(resp) => resp,
-            Err(e) => responses::error(e, encoding),
+            Err(e) => responses::error(
+                e,
+                negotiation::error_encoding(accept.as_ref().and_then(|v| v.to_str().ok())),
+            ),
         }
     }
 
@@ -124,13 +124,10 @@ impl ResourceHandler {
             .ok_or_else(ApiError::resource_not_found)?;
         let r = registry.resource.clone();
         let q = Query::parse(req.uri().query());
-        let accept = req
-            .headers()
-            .get(header::ACCEPT)
-            .and_then(|v| v.to_str().ok())
-            .map(String::from);
         let output = negotiation::output(
-            accept.as_deref(),
+            req.headers()
+                .get(header::ACCEPT)
+                .and_then(|v| v.to_str().ok()),
             q.get("includeObject").is_some_and(|v| v == "Object"),
             serializers_of(&r),
             info.verb == "watch",

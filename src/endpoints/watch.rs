@@ -35,6 +35,40 @@ fn watch_event(
         event_type, &encoded,
     )))
 }
+/// A watch being served: its cache watcher, what ends it, and how its
+/// events are written.
+struct Watching<F> {
+    rx: crate::storage::cacher::CacheWatch,
+    deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
+    stop: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
+    terminated: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
+    encode: F,
+}
+
+impl<F> Watching<F>
+where
+    F: FnMut(&WatchMessage) -> Option<Result<Bytes, crate::api::protobuf::EncodeError>>,
+{
+    /// The next event's bytes; `None` once the watch is over (its timeout,
+    /// the server's stop, the cache cutting it off, or an event that
+    /// cannot be written).
+    async fn next_line(&mut self) -> Option<Bytes> {
+        let msg = tokio::select! {
+            _ = &mut self.deadline => return None,
+            _ = &mut self.stop => return None,
+            _ = &mut self.terminated => return None,
+            m = self.rx.recv() => m?,
+        };
+        match (self.encode)(&msg)? {
+            Ok(line) => Some(line),
+            Err(e) => {
+                tracing::warn!(error = %e, "a watch event could not be encoded; the watch ends");
+                None
+            }
+        }
+    }
+}
+
 impl ResourceHandler {
     pub(super) async fn watch(
         &self,
@@ -88,7 +122,6 @@ impl ResourceHandler {
             )
             .await;
         let r = registry.resource.clone();
-        let stop = self.stop.clone();
         let table_registry =
             (output.transform != Transform::None).then(|| registry.resource.clone());
         let encoding = output.encoding;
@@ -116,143 +149,116 @@ impl ResourceHandler {
                 &json!({"kind": r.kind, "apiVersion": r.api_version(), "metadata": meta}),
             ))
         };
-        let (tx, body_rx) = tokio::sync::mpsc::channel::<Result<Bytes, std::io::Error>>(64);
-        match rx {
-            Err(e) if e.code == 410 => {
-                // upstream answers an expired watch with one ERROR event, not an HTTP error.
-                if let Ok(frame) = watch_event(encoding, "ERROR", &Bytes::from(e.status_json())) {
-                    let _ = tx.try_send(Ok(frame));
-                }
-                drop(tx);
-            }
-            Err(e) => return Err(e),
-            Ok(mut rx) => {
-                tokio::spawn(async move {
-                    let deadline = tokio::time::sleep_until(deadline);
-                    tokio::pin!(deadline);
-                    // Cut off by the cache for falling behind: end now, so
-                    // its stale backlog is neither sent nor kept.
-                    let terminated = rx.terminated().cancelled_owned();
-                    tokio::pin!(terminated);
-                    loop {
-                        let msg = tokio::select! {
-                            _ = &mut deadline => break,
-                            _ = stop.cancelled() => break,
-                            _ = &mut terminated => break,
-                            _ = tx.closed() => break,
-                            m = rx.recv() => match m { Some(m) => m, None => break },
+        // The response body is the watch itself, polled by the HTTP
+        // server as the client takes data: each event is encoded by the
+        // task that writes the stream, with no task or channel of our own
+        // between the cache and it. A client that stops reading is not
+        // polled; its cache watcher fills and is cut off (see the cacher),
+        // so a stalled watch holds no more than that watcher's buffer.
+        let encode =
+            move |msg: &WatchMessage| -> Option<Result<Bytes, crate::api::protobuf::EncodeError>> {
+                Some(match (&table_registry, msg) {
+                    (Some(res), WatchMessage::Event { kind, object, .. }) => {
+                        let Some(reg) = registries.get(&res.group, &res.version, &res.plural)
+                        else {
+                            // The resource is gone (its CRD deleted): the watch ends.
+                            return None;
                         };
-                        let encoded = match (&table_registry, &msg) {
-                            (Some(res), WatchMessage::Event { kind, object, .. }) => {
-                                let Some(reg) =
-                                    registries.get(&res.group, &res.version, &res.plural)
-                                else {
-                                    break;
-                                };
-                                let v: Value =
-                                    serde_json::from_slice(&object.json).unwrap_or(json!({}));
-                                let obj = match output.transform {
-                                    Transform::PartialObjectMetadata => Bytes::from(
-                                        crate::api::go_json::to_vec(&table::partial(&v)),
-                                    ),
-                                    _ => table::table(
-                                        &reg,
-                                        &[v],
-                                        &object.resource_version.to_string(),
-                                        None,
-                                        None,
-                                        true,
-                                    ),
-                                };
-                                watch_event(encoding, kind.as_str(), &obj)
+                        let v: Value = serde_json::from_slice(&object.json).unwrap_or(json!({}));
+                        let obj = match output.transform {
+                            Transform::PartialObjectMetadata => {
+                                Bytes::from(crate::api::go_json::to_vec(&table::partial(&v)))
                             }
-                            // The message kept on the cached object serves
-                            // every protobuf watcher and list.
-                            (None, WatchMessage::Event { kind, object, .. })
-                                if converting.is_none() && encoding == Encoding::Protobuf =>
-                            {
-                                let kept = object.protobuf.get_or_init(|| {
-                                    let v: Value =
-                                        serde_json::from_slice(&object.json).unwrap_or(Value::Null);
-                                    crate::api::protobuf::encode_kind_body(
-                                        &api_version,
-                                        &item_kind,
-                                        &v,
-                                    )
-                                    .ok()
-                                    .map(Bytes::from)
-                                });
-                                match kept {
-                                    Some(body) => {
-                                        let enveloped = crate::api::protobuf::envelope(
-                                            &api_version,
-                                            &item_kind,
-                                            body,
-                                        );
-                                        Ok(Bytes::from(crate::api::protobuf::watch_frame(
-                                            kind.as_str(),
-                                            &enveloped,
-                                        )))
-                                    }
-                                    None => watch_event(encoding, kind.as_str(), &object.json),
-                                }
-                            }
-                            // One JSON line per event, shared by every
-                            // watcher that gets it as this type: a thousand
-                            // watchers hold one copy, not a thousand.
-                            (
+                            _ => table::table(
+                                &reg,
+                                &[v],
+                                &object.resource_version.to_string(),
                                 None,
-                                WatchMessage::Event {
-                                    kind,
-                                    object,
-                                    lines,
-                                },
-                            ) if converting.is_none() => {
-                                let encode = || json_watch_line(kind.as_str(), &object.json);
-                                Ok(match lines {
-                                    Some(lines) => lines.get_or_encode(*kind, encode),
-                                    None => encode(),
-                                })
-                            }
-                            (None, WatchMessage::Event { kind, object, .. }) => {
-                                let served = converting.as_ref().map_or_else(
-                                    || object.json.clone(),
-                                    |reg| reg.served(object.json.clone()),
-                                );
-                                watch_event(encoding, kind.as_str(), &served)
-                            }
-                            (_, WatchMessage::Bookmark(rv)) => {
-                                watch_event(encoding, "BOOKMARK", &bookmark(*rv, false))
-                            }
-                            (_, WatchMessage::InitialEventsEnd(rv)) => {
-                                watch_event(encoding, "BOOKMARK", &bookmark(*rv, true))
-                            }
+                                None,
+                                true,
+                            ),
                         };
-                        let line = match encoded {
-                            Ok(line) => line,
-                            Err(e) => {
-                                tracing::warn!(error = %e, "a watch event could not be encoded; the watch ends");
-                                break;
+                        watch_event(encoding, kind.as_str(), &obj)
+                    }
+                    // The message kept on the cached object serves
+                    // every protobuf watcher and list.
+                    (None, WatchMessage::Event { kind, object, .. })
+                        if converting.is_none() && encoding == Encoding::Protobuf =>
+                    {
+                        let kept = object.protobuf.get_or_init(|| {
+                            let v: Value =
+                                serde_json::from_slice(&object.json).unwrap_or(Value::Null);
+                            crate::api::protobuf::encode_kind_body(&api_version, &item_kind, &v)
+                                .ok()
+                                .map(Bytes::from)
+                        });
+                        match kept {
+                            Some(body) => {
+                                let enveloped =
+                                    crate::api::protobuf::envelope(&api_version, &item_kind, body);
+                                Ok(Bytes::from(crate::api::protobuf::watch_frame(
+                                    kind.as_str(),
+                                    &enveloped,
+                                )))
                             }
-                        };
-                        // A client that stops reading must not hold this task
-                        // past its timeout or the server's stop.
-                        let sent = tokio::select! {
-                            r = tx.send(Ok(line)) => r.is_ok(),
-                            _ = &mut deadline => false,
-                            _ = stop.cancelled() => false,
-                            _ = &mut terminated => false,
-                        };
-                        if !sent {
-                            break;
+                            None => watch_event(encoding, kind.as_str(), &object.json),
                         }
                     }
-                });
+                    // One JSON line per event, shared by every
+                    // watcher that gets it as this type: a thousand
+                    // watchers hold one copy, not a thousand.
+                    (
+                        None,
+                        WatchMessage::Event {
+                            kind,
+                            object,
+                            lines,
+                        },
+                    ) if converting.is_none() => {
+                        let encode = || json_watch_line(kind.as_str(), &object.json);
+                        Ok(match lines {
+                            Some(lines) => lines.get_or_encode(*kind, encode),
+                            None => encode(),
+                        })
+                    }
+                    (None, WatchMessage::Event { kind, object, .. }) => {
+                        let served = converting.as_ref().map_or_else(
+                            || object.json.clone(),
+                            |reg| reg.served(object.json.clone()),
+                        );
+                        watch_event(encoding, kind.as_str(), &served)
+                    }
+                    (_, WatchMessage::Bookmark(rv)) => {
+                        watch_event(encoding, "BOOKMARK", &bookmark(*rv, false))
+                    }
+                    (_, WatchMessage::InitialEventsEnd(rv)) => {
+                        watch_event(encoding, "BOOKMARK", &bookmark(*rv, true))
+                    }
+                })
+            };
+        let stream: futures::stream::BoxStream<'static, Result<Bytes, std::io::Error>> = match rx {
+            Err(e) if e.code == 410 => {
+                // upstream answers an expired watch with one ERROR event, not an HTTP error.
+                let frame = watch_event(encoding, "ERROR", &Bytes::from(e.status_json())).ok();
+                Box::pin(futures::stream::iter(frame.map(Ok)))
             }
-        }
-        let stream = futures::stream::unfold(body_rx, |mut rx| async move {
-            rx.recv().await.map(|item| (item, rx))
-        });
+            Err(e) => return Err(e),
+            Ok(rx) => {
+                let state = Watching {
+                    deadline: Box::pin(tokio::time::sleep_until(deadline)),
+                    stop: Box::pin(self.stop.clone().cancelled_owned()),
+                    // Cut off by the cache for falling behind: end now, so
+                    // its stale backlog is neither sent nor kept.
+                    terminated: Box::pin(rx.terminated().cancelled_owned()),
+                    rx,
+                    encode,
+                };
+                Box::pin(futures::stream::unfold(state, |mut st| async move {
+                    let line = st.next_line().await?;
+                    Some((Ok(line), st))
+                }))
+            }
+        };
         let mut resp = Response::new(Body::from_stream(stream));
         let content_type = match encoding {
             Encoding::Protobuf => "application/vnd.kubernetes.protobuf;stream=watch",

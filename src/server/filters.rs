@@ -76,7 +76,7 @@ fn request_line(req: &Request) -> (String, String, String, String, String) {
             .to_string()
     };
     (
-        metric_verb(&info, req),
+        metric_verb(&info, req).into_owned(),
         req.uri()
             .path_and_query()
             .map(|p| p.as_str().to_string())
@@ -369,9 +369,18 @@ fn info_of(req: &Request) -> Arc<RequestInfo> {
         .unwrap_or_default()
 }
 
-fn metric_verb(info: &RequestInfo, req: &Request) -> String {
+fn metric_verb(info: &RequestInfo, req: &Request) -> std::borrow::Cow<'static, str> {
     if !info.is_resource_request {
-        return req.method().as_str().to_string();
+        return match *req.method() {
+            http::Method::GET => "GET".into(),
+            http::Method::HEAD => "HEAD".into(),
+            http::Method::POST => "POST".into(),
+            http::Method::PUT => "PUT".into(),
+            http::Method::PATCH => "PATCH".into(),
+            http::Method::DELETE => "DELETE".into(),
+            http::Method::OPTIONS => "OPTIONS".into(),
+            ref other => other.as_str().to_string().into(),
+        };
     }
     let apply = req
         .headers()
@@ -387,37 +396,43 @@ fn metric_verb(info: &RequestInfo, req: &Request) -> String {
         "patch" if apply => "APPLY".into(),
         "patch" => "PATCH".into(),
         "delete" => "DELETE".into(),
-        other => other.to_ascii_uppercase(),
+        other => other.to_ascii_uppercase().into(),
     }
 }
 
 pub(super) async fn metrics(s: Arc<ChainState>, req: Request, next: Next) -> Response {
     let info = info_of(&req);
     let start = Instant::now();
-    let mut labels = RequestLabels {
-        verb: metric_verb(&info, &req),
-        dry_run: query_value(req.uri().query(), "dryRun").unwrap_or_default(),
-        ..Default::default()
-    };
-    if info.is_resource_request {
-        labels.component = "apiserver";
-        labels.group = info.api_group.clone();
-        labels.version = info.api_version.clone();
-        labels.resource = info.resource.clone();
-        labels.subresource = info.subresource.clone();
-        labels.scope = info.scope();
-    }
+    let verb = metric_verb(&info, &req);
+    let dry_run = query_value(req.uri().query(), "dryRun");
     let resp = next.run(req).await;
-    if !info.is_resource_request {
-        // Bounded cardinality: paths nobody serves are counted together.
-        labels.subresource = if resp.status() == http::StatusCode::NOT_FOUND {
-            "other".into()
-        } else {
-            info.path.clone()
-        };
-    }
+    let labels = if info.is_resource_request {
+        RequestLabels {
+            component: "apiserver",
+            group: &info.api_group,
+            version: &info.api_version,
+            resource: &info.resource,
+            subresource: &info.subresource,
+            scope: info.scope(),
+            ..Default::default()
+        }
+    } else {
+        RequestLabels {
+            // Bounded cardinality: paths nobody serves are counted together.
+            subresource: if resp.status() == http::StatusCode::NOT_FOUND {
+                "other"
+            } else {
+                &info.path
+            },
+            ..Default::default()
+        }
+    };
     s.metrics.observe_request(
-        labels,
+        RequestLabels {
+            verb: &verb,
+            dry_run: dry_run.as_deref().unwrap_or_default(),
+            ..labels
+        },
         resp.status().as_u16(),
         start.elapsed().as_secs_f64(),
     );
@@ -455,14 +470,8 @@ pub(super) async fn flow_control(s: Arc<ChainState>, req: Request, next: Next) -
     let limit = query_value(req.uri().query(), "limit").and_then(|l| l.parse().ok());
     let seats = apf.width(&info, limit);
     let headers = [
-        (
-            names::FLOW_SCHEMA_UID,
-            HeaderValue::from_str(&c.flow_schema_uid).ok(),
-        ),
-        (
-            names::PRIORITY_LEVEL_UID,
-            HeaderValue::from_str(&c.priority_level_uid).ok(),
-        ),
+        (names::FLOW_SCHEMA_UID, c.flow_schema_uid.clone()),
+        (names::PRIORITY_LEVEL_UID, c.priority_level_uid.clone()),
     ];
     let watch = info.verb == "watch";
     let mut resp = match apf.acquire(&c, seats).await {
@@ -702,48 +711,60 @@ pub struct AuditId(pub String);
 
 pub(super) async fn authorization(s: Arc<ChainState>, req: Request, next: Next) -> Response {
     let info = info_of(&req);
-    let Some(user) = req.extensions().get::<Authenticated>().cloned() else {
-        return ApiError::unauthorized().into_response();
+    // The user is borrowed from the request while the decision is made;
+    // the request moves on only once it is allowed.
+    // Ok(the reason it is allowed), or the refusal to answer with.
+    let verdict = {
+        let Some(user) = req.extensions().get::<Authenticated>() else {
+            return ApiError::unauthorized().into_response();
+        };
+        let attrs = Attributes {
+            user: Some(&user.user),
+            verb: &info.verb,
+            resource_request: info.is_resource_request,
+            path: &info.path,
+            api_group: &info.api_group,
+            api_version: &info.api_version,
+            namespace: &info.namespace,
+            resource: &info.resource,
+            subresource: &info.subresource,
+            name: &info.name,
+        };
+        let began = crate::trace::start();
+        let mut decision = s.authorizer.authorize_async(&attrs).await;
+        if !matches!(decision, Decision::Allow(_)) {
+            // Refused: perhaps by a policy that is already changed but not yet
+            // seen (a RoleBinding created by the previous request). Decide
+            // again once every acknowledged policy write is reflected. Allowed
+            // requests never wait; a revocation takes effect as the caches
+            // follow, as upstream's informers do.
+            s.authorizer.settle().await;
+            decision = s.authorizer.authorize_async(&attrs).await;
+        }
+        crate::trace::stage(
+            began,
+            "authorization",
+            if matches!(decision, Decision::Allow(_)) {
+                "ok"
+            } else {
+                "error"
+            },
+            || match &decision {
+                Decision::Allow(reason) => {
+                    serde_json::json!({"decision": "allow", "reason": reason})
+                }
+                Decision::Deny(reason) => serde_json::json!({"decision": "deny", "reason": reason}),
+                Decision::NoOpinion => serde_json::json!({"decision": "no opinion"}),
+            },
+        );
+        match decision {
+            Decision::Allow(reason) => Ok(reason),
+            Decision::Deny(_) | Decision::NoOpinion => Err(forbidden(&info, &attrs)),
+        }
     };
-    let attrs = Attributes {
-        user: Some(&user.user),
-        verb: &info.verb,
-        resource_request: info.is_resource_request,
-        path: &info.path,
-        api_group: &info.api_group,
-        api_version: &info.api_version,
-        namespace: &info.namespace,
-        resource: &info.resource,
-        subresource: &info.subresource,
-        name: &info.name,
-    };
-    let began = crate::trace::start();
-    let mut decision = s.authorizer.authorize_async(&attrs).await;
-    if !matches!(decision, Decision::Allow(_)) {
-        // Refused: perhaps by a policy that is already changed but not yet
-        // seen (a RoleBinding created by the previous request). Decide
-        // again once every acknowledged policy write is reflected. Allowed
-        // requests never wait; a revocation takes effect as the caches
-        // follow, as upstream's informers do.
-        s.authorizer.settle().await;
-        decision = s.authorizer.authorize_async(&attrs).await;
-    }
-    crate::trace::stage(
-        began,
-        "authorization",
-        if matches!(decision, Decision::Allow(_)) {
-            "ok"
-        } else {
-            "error"
-        },
-        || match &decision {
-            Decision::Allow(reason) => serde_json::json!({"decision": "allow", "reason": reason}),
-            Decision::Deny(reason) => serde_json::json!({"decision": "deny", "reason": reason}),
-            Decision::NoOpinion => serde_json::json!({"decision": "no opinion"}),
-        },
-    );
-    match decision {
-        Decision::Allow(reason) => {
+    match verdict {
+        Err(refusal) => refusal,
+        Ok(reason) => {
             let mut resp = next.run(req).await;
             resp.extensions_mut().insert(AuthzDecision {
                 decision: "allow",
@@ -751,35 +772,36 @@ pub(super) async fn authorization(s: Arc<ChainState>, req: Request, next: Next) 
             });
             resp
         }
-        Decision::Deny(_) | Decision::NoOpinion => {
-            let why = forbidden_message(&attrs);
-            let err = if info.is_resource_request {
-                let qualified =
-                    crate::api::status::qualified_resource(&info.api_group, &info.resource);
-                let head = if info.name.is_empty() {
-                    format!("{qualified} is forbidden")
-                } else {
-                    format!("{qualified} {:?} is forbidden", info.name)
-                };
-                ApiError::forbidden(format!("{head}: {why}")).with_details(Some(
-                    k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
-                        name: (!info.name.is_empty()).then(|| info.name.clone()),
-                        group: (!info.api_group.is_empty()).then(|| info.api_group.clone()),
-                        kind: Some(info.resource.clone()),
-                        ..Default::default()
-                    },
-                ))
-            } else {
-                ApiError::forbidden(format!("forbidden: {why}"))
-            };
-            let mut resp = nosniff(err.into_response());
-            resp.extensions_mut().insert(AuthzDecision {
-                decision: "forbid",
-                reason: String::new(),
-            });
-            resp
-        }
     }
+}
+
+/// The 403 of a refused request, naming what was refused and why.
+fn forbidden(info: &RequestInfo, attrs: &Attributes<'_>) -> Response {
+    let why = forbidden_message(attrs);
+    let err = if info.is_resource_request {
+        let qualified = crate::api::status::qualified_resource(&info.api_group, &info.resource);
+        let head = if info.name.is_empty() {
+            format!("{qualified} is forbidden")
+        } else {
+            format!("{qualified} {:?} is forbidden", info.name)
+        };
+        ApiError::forbidden(format!("{head}: {why}")).with_details(Some(
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                name: (!info.name.is_empty()).then(|| info.name.clone()),
+                group: (!info.api_group.is_empty()).then(|| info.api_group.clone()),
+                kind: Some(info.resource.clone()),
+                ..Default::default()
+            },
+        ))
+    } else {
+        ApiError::forbidden(format!("forbidden: {why}"))
+    };
+    let mut resp = nosniff(err.into_response());
+    resp.extensions_mut().insert(AuthzDecision {
+        decision: "forbid",
+        reason: String::new(),
+    });
+    resp
 }
 
 /// upstream's responsewriters.Forbidden marks its answers `nosniff` (the

@@ -16,17 +16,103 @@ const DURATION_BUCKETS: &[f64] = &[
     10.0, 15.0, 20.0, 30.0, 45.0, 60.0,
 ];
 
-/// The labels upstream attaches to request metrics (code only on the counter).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub struct RequestLabels {
-    pub component: &'static str,
-    pub dry_run: String,
-    pub group: String,
-    pub resource: String,
-    pub scope: &'static str,
-    pub subresource: String,
-    pub verb: String,
-    pub version: String,
+/// The labels upstream attaches to request metrics (code only on the
+/// counter), borrowed from the request they describe.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RequestLabels<'a> {
+    pub component: &'a str,
+    pub dry_run: &'a str,
+    pub group: &'a str,
+    pub resource: &'a str,
+    pub scope: &'a str,
+    pub subresource: &'a str,
+    pub verb: &'a str,
+    pub version: &'a str,
+}
+
+/// A series' labels as stored: owned, in [`RequestLabels`]' field order
+/// (which is the order they are rendered in).
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct StoredLabels([Box<str>; 8]);
+
+/// Labels stored or borrowed, so the series map is searched with a
+/// request's borrowed labels and nothing is copied once a series exists.
+trait LabelKey {
+    fn parts(&self) -> [&str; 8];
+}
+
+impl LabelKey for StoredLabels {
+    fn parts(&self) -> [&str; 8] {
+        self.0.each_ref().map(|s| &**s)
+    }
+}
+
+impl LabelKey for RequestLabels<'_> {
+    fn parts(&self) -> [&str; 8] {
+        [
+            self.component,
+            self.dry_run,
+            self.group,
+            self.resource,
+            self.scope,
+            self.subresource,
+            self.verb,
+            self.version,
+        ]
+    }
+}
+
+impl<'a> std::borrow::Borrow<dyn LabelKey + 'a> for StoredLabels {
+    fn borrow(&self) -> &(dyn LabelKey + 'a) {
+        self
+    }
+}
+
+impl PartialEq for dyn LabelKey + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts() == other.parts()
+    }
+}
+
+impl Eq for dyn LabelKey + '_ {}
+
+impl PartialOrd for dyn LabelKey + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// The same order as [`StoredLabels`]' derived one, as `Borrow` requires.
+impl Ord for dyn LabelKey + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.parts().cmp(&other.parts())
+    }
+}
+
+/// One label set's series: the latency histogram and the request counter
+/// per response code.
+#[derive(Debug)]
+struct Series {
+    latency: Histogram,
+    /// By code, sorted; a new code is added under the write lock once.
+    codes: RwLock<Vec<(u16, AtomicU64)>>,
+}
+
+impl Series {
+    fn count(&self, code: u16) {
+        if let Some((_, n)) = self.codes.read().iter().find(|(c, _)| *c == code) {
+            n.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let mut codes = self.codes.write();
+        match codes.binary_search_by_key(&code, |(c, _)| *c) {
+            Ok(i) => codes[i].1.fetch_add(1, Ordering::Relaxed),
+            Err(i) => {
+                codes.insert(i, (code, AtomicU64::new(1)));
+                0
+            }
+        };
+    }
 }
 
 /// One label set's latency histogram, counted with atomics: a request
@@ -67,8 +153,7 @@ impl Histogram {
 /// request takes the read lock and counts with atomics.
 #[derive(Debug, Default)]
 struct Inner {
-    requests: RwLock<BTreeMap<(RequestLabels, u16), Arc<AtomicU64>>>,
-    durations: RwLock<BTreeMap<RequestLabels, Arc<Histogram>>>,
+    series: RwLock<BTreeMap<StoredLabels, Series>>,
     storage_objects: Mutex<BTreeMap<String, i64>>,
 }
 
@@ -94,49 +179,46 @@ fn escape(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-fn write_labels(out: &mut String, l: &RequestLabels, code: Option<u16>) {
+fn write_labels(out: &mut String, l: &StoredLabels, code: Option<u16>) {
     out.push('{');
     if let Some(code) = code {
         let _ = write!(out, "code=\"{code}\",");
     }
-    let _ = write!(
-        out,
-        "component=\"{}\",dry_run=\"{}\",group=\"{}\",resource=\"{}\",scope=\"{}\",subresource=\"{}\",verb=\"{}\",version=\"{}\"",
-        l.component,
-        escape(&l.dry_run),
-        escape(&l.group),
-        escape(&l.resource),
-        l.scope,
-        escape(&l.subresource),
-        escape(&l.verb),
-        escape(&l.version)
-    );
+    let names = [
+        "component",
+        "dry_run",
+        "group",
+        "resource",
+        "scope",
+        "subresource",
+        "verb",
+        "version",
+    ];
+    for (i, (name, value)) in names.iter().zip(l.parts()).enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{name}=\"{}\"", escape(value));
+    }
 }
 
 impl Metrics {
-    pub fn observe_request(&self, labels: RequestLabels, code: u16, seconds: f64) {
-        let key = (labels, code);
-        let counter = self.inner.requests.read().get(&key).cloned();
-        let counter = counter.unwrap_or_else(|| {
-            self.inner
-                .requests
-                .write()
-                .entry(key.clone())
-                .or_default()
-                .clone()
-        });
-        counter.fetch_add(1, Ordering::Relaxed);
-        let labels = key.0;
-        let h = self.inner.durations.read().get(&labels).cloned();
-        let h = h.unwrap_or_else(|| {
-            self.inner
-                .durations
-                .write()
-                .entry(labels)
-                .or_insert_with(|| Arc::new(Histogram::new()))
-                .clone()
-        });
-        h.observe(seconds);
+    pub fn observe_request(&self, labels: RequestLabels<'_>, code: u16, seconds: f64) {
+        let key: &dyn LabelKey = &labels;
+        if let Some(series) = self.inner.series.read().get(key) {
+            series.count(code);
+            series.latency.observe(seconds);
+            return;
+        }
+        let mut all = self.inner.series.write();
+        let series = all
+            .entry(StoredLabels(labels.parts().map(Box::from)))
+            .or_insert_with(|| Series {
+                latency: Histogram::new(),
+                codes: RwLock::new(Vec::new()),
+            });
+        series.count(code);
+        series.latency.observe(seconds);
     }
 
     pub fn add_collector(&self, c: Collector) {
@@ -160,7 +242,9 @@ impl Metrics {
         let mut out = String::with_capacity(4096);
         out.push_str("# HELP apiserver_request_duration_seconds [STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.\n");
         out.push_str("# TYPE apiserver_request_duration_seconds histogram\n");
-        for (labels, h) in self.inner.durations.read().iter() {
+        let all = self.inner.series.read();
+        for (labels, series) in all.iter() {
+            let h = &series.latency;
             let mut cumulative = 0;
             for (i, b) in DURATION_BUCKETS.iter().enumerate() {
                 cumulative += h.counts[i].load(Ordering::Relaxed);
@@ -182,11 +266,14 @@ impl Metrics {
         }
         out.push_str("# HELP apiserver_request_total [STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.\n");
         out.push_str("# TYPE apiserver_request_total counter\n");
-        for ((labels, code), n) in self.inner.requests.read().iter() {
-            out.push_str("apiserver_request_total");
-            write_labels(&mut out, labels, Some(*code));
-            let _ = writeln!(out, "}} {}", n.load(Ordering::Relaxed));
+        for (labels, series) in all.iter() {
+            for (code, n) in series.codes.read().iter() {
+                out.push_str("apiserver_request_total");
+                write_labels(&mut out, labels, Some(*code));
+                let _ = writeln!(out, "}} {}", n.load(Ordering::Relaxed));
+            }
         }
+        drop(all);
         out.push_str("# HELP apiserver_storage_objects [STABLE] Number of stored objects at the time of last check split by kind.\n");
         out.push_str("# TYPE apiserver_storage_objects gauge\n");
         for (resource, n) in self.inner.storage_objects.lock().iter() {
@@ -211,15 +298,22 @@ mod tests {
     fn counts_and_buckets() {
         let m = Metrics::default();
         let l = RequestLabels {
-            verb: "GET".into(),
-            subresource: "/readyz".into(),
+            verb: "GET",
+            subresource: "/readyz",
             ..Default::default()
         };
-        m.observe_request(l.clone(), 200, 0.001);
+        m.observe_request(l, 200, 0.001);
         m.observe_request(l, 200, 0.3);
+        m.observe_request(l, 404, 0.3);
+        m.observe_request(RequestLabels { verb: "LIST", ..l }, 200, 0.3);
         let text = m.render();
         assert!(text.contains("apiserver_request_total{code=\"200\",component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"/readyz\",verb=\"GET\",version=\"\"} 2"), "{text}");
-        assert!(text.contains("le=\"0.005\"} 1"));
-        assert!(text.contains("le=\"0.4\"} 2"));
+        assert!(text.contains("apiserver_request_total{code=\"404\",component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"/readyz\",verb=\"GET\",version=\"\"} 1"), "{text}");
+        assert!(text.contains("apiserver_request_total{code=\"200\",component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"/readyz\",verb=\"LIST\",version=\"\"} 1"), "{text}");
+        assert!(text.contains("apiserver_request_duration_seconds_count{component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"/readyz\",verb=\"GET\",version=\"\"} 3"), "{text}");
+        let get = "apiserver_request_duration_seconds_bucket{component=\"\",dry_run=\"\",group=\"\",resource=\"\",scope=\"\",subresource=\"/readyz\",verb=\"GET\",version=\"\"";
+        assert!(text.contains(&format!("{get},le=\"0.005\"}} 1")), "{text}");
+        assert!(text.contains(&format!("{get},le=\"0.2\"}} 1")), "{text}");
+        assert!(text.contains(&format!("{get},le=\"0.4\"}} 3")), "{text}");
     }
 }

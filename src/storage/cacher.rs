@@ -360,6 +360,9 @@ impl Cacher {
     }
 
     async fn wait_ready(self: &Arc<Self>) -> Result<(), StorageError> {
+        if *self.ready.borrow() {
+            return Ok(());
+        }
         self.ensure_started();
         let mut rx = self.ready.subscribe();
         let waited = tokio::time::timeout(Duration::from_secs(30), rx.wait_for(|r| *r)).await;
@@ -374,6 +377,9 @@ impl Cacher {
 
     /// Waits until the cache has seen revision `rv`.
     async fn wait_for(self: &Arc<Self>, rv: i64) -> Result<(), StorageError> {
+        if *self.rev.borrow() >= rv {
+            return Ok(());
+        }
         let mut rx = self.rev.subscribe();
         if *rx.borrow() >= rv {
             return Ok(());

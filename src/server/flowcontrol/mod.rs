@@ -12,8 +12,11 @@ pub mod queueset;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+
+use http::HeaderValue;
 
 use parking_lot::{Mutex, RwLock};
 use serde_json::Value;
@@ -38,19 +41,57 @@ enum Distinguisher {
     ByNamespace,
 }
 
+/// A FlowSchema as requests are matched against it: its rules read out of
+/// the stored object once, not looked up by key on every request.
 #[derive(Debug, Clone)]
 struct Schema {
     name: Arc<str>,
-    uid: Arc<str>,
+    /// The `X-Kubernetes-PF-FlowSchema-UID` answer header.
+    uid: Option<HeaderValue>,
     precedence: i64,
     level: Arc<str>,
     distinguisher: Distinguisher,
-    rules: Vec<Value>,
+    rules: Vec<Rule>,
+    /// Requests dispatched through this schema (the `flow_schema` label of
+    /// `apiserver_flowcontrol_dispatched_requests_total`; counted here so
+    /// a request takes no lock to count itself).
+    dispatched: Arc<AtomicU64>,
+}
+
+/// One `PolicyRulesWithSubjects`.
+#[derive(Debug, Clone, Default)]
+struct Rule {
+    subjects: Vec<Subject>,
+    resource_rules: Vec<ResourceRule>,
+    non_resource_rules: Vec<NonResourceRule>,
+}
+
+#[derive(Debug, Clone)]
+enum Subject {
+    User(String),
+    Group(String),
+    ServiceAccount { namespace: String, name: String },
+}
+
+#[derive(Debug, Clone, Default)]
+struct ResourceRule {
+    verbs: Vec<String>,
+    api_groups: Vec<String>,
+    resources: Vec<String>,
+    cluster_scope: bool,
+    namespaces: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct NonResourceRule {
+    verbs: Vec<String>,
+    urls: Vec<String>,
 }
 
 #[derive(Clone)]
 struct Level {
-    uid: Arc<str>,
+    /// The `X-Kubernetes-PF-PriorityLevel-UID` answer header.
+    uid: Option<HeaderValue>,
     set: Arc<QueueSet>,
 }
 
@@ -63,15 +104,18 @@ struct Compiled {
 /// What a request was classified as.
 pub struct Classification {
     pub flow_schema: Arc<str>,
-    pub flow_schema_uid: Arc<str>,
+    pub flow_schema_uid: Option<HeaderValue>,
     pub priority_level: Arc<str>,
-    pub priority_level_uid: Arc<str>,
+    pub priority_level_uid: Option<HeaderValue>,
     flow: u64,
     set: Arc<QueueSet>,
+    dispatched: Arc<AtomicU64>,
 }
 
 #[derive(Default)]
 struct Counters {
+    /// Dispatches through schemas since replaced by a reconfiguration,
+    /// kept so the counter never goes down.
     dispatched: BTreeMap<(Arc<str>, Arc<str>), u64>,
     rejected: BTreeMap<(Arc<str>, Arc<str>, &'static str), u64>,
 }
@@ -146,6 +190,7 @@ impl Apf {
             .sum::<i64>()
             .max(1);
         let mut sets = self.sets.lock();
+        let previous = self.config.read().clone();
         let mut compiled = Compiled::default();
         for l in levels {
             let name = l["metadata"]["name"].as_str().unwrap_or("").to_string();
@@ -180,7 +225,7 @@ impl Apf {
             compiled.levels.insert(
                 name.into(),
                 Level {
-                    uid: l["metadata"]["uid"].as_str().unwrap_or("").into(),
+                    uid: uid_header(l),
                     set,
                 },
             );
@@ -197,9 +242,16 @@ impl Apf {
             if !compiled.levels.contains_key(&level) {
                 continue;
             }
+            let name: Arc<str> = s["metadata"]["name"].as_str().unwrap_or("").into();
+            // A schema that stays (same name and level) keeps counting on.
+            let dispatched = previous
+                .schemas
+                .iter()
+                .find(|p| p.name == name && p.level == level)
+                .map_or_else(Default::default, |p| p.dispatched.clone());
             compiled.schemas.push(Schema {
-                name: s["metadata"]["name"].as_str().unwrap_or("").into(),
-                uid: s["metadata"]["uid"].as_str().unwrap_or("").into(),
+                name,
+                uid: uid_header(s),
                 precedence: spec["matchingPrecedence"].as_i64().unwrap_or(1000),
                 level,
                 distinguisher: match spec["distinguisherMethod"]["type"].as_str() {
@@ -207,12 +259,32 @@ impl Apf {
                     Some("ByNamespace") => Distinguisher::ByNamespace,
                     _ => Distinguisher::None,
                 },
-                rules: spec["rules"].as_array().cloned().unwrap_or_default(),
+                rules: spec["rules"]
+                    .as_array()
+                    .map(|rules| rules.iter().map(Rule::of).collect())
+                    .unwrap_or_default(),
+                dispatched,
             });
         }
         compiled
             .schemas
             .sort_by(|a, b| a.precedence.cmp(&b.precedence).then(a.name.cmp(&b.name)));
+        // Schemas that go (or move to another level) leave their count behind.
+        let mut counters = self.counters.lock();
+        for p in &previous.schemas {
+            let kept = compiled
+                .schemas
+                .iter()
+                .any(|c| Arc::ptr_eq(&c.dispatched, &p.dispatched));
+            let n = p.dispatched.load(Ordering::Relaxed);
+            if !kept && n > 0 {
+                *counters
+                    .dispatched
+                    .entry((p.name.clone(), p.level.clone()))
+                    .or_default() += n;
+            }
+        }
+        drop(counters);
         *self.config.write() = Arc::new(compiled);
     }
 
@@ -244,6 +316,7 @@ impl Apf {
             priority_level_uid: level.uid.clone(),
             flow: h.finish(),
             set: level.set.clone(),
+            dispatched: schema.dispatched.clone(),
         })
     }
 
@@ -266,15 +339,12 @@ impl Apf {
     /// Seats for a classified request, or why it is shed.
     pub async fn acquire(&self, c: &Classification, seats: u32) -> Result<Permit, Rejected> {
         let got = c.set.acquire(c.flow, seats, self.wait_limit).await;
-        let mut counters = self.counters.lock();
         match &got {
             Ok(_) => {
-                *counters
-                    .dispatched
-                    .entry((c.flow_schema.clone(), c.priority_level.clone()))
-                    .or_default() += 1
+                c.dispatched.fetch_add(1, Ordering::Relaxed);
             }
             Err(why) => {
+                let mut counters = self.counters.lock();
                 *counters
                     .rejected
                     .entry((
@@ -291,8 +361,17 @@ impl Apf {
     /// `apiserver_flowcontrol_*` in the text exposition format.
     pub fn render(&self, out: &mut String) {
         let counters = self.counters.lock();
+        let mut dispatched = counters.dispatched.clone();
+        for schema in &self.config.read().schemas {
+            let n = schema.dispatched.load(Ordering::Relaxed);
+            if n > 0 {
+                *dispatched
+                    .entry((schema.name.clone(), schema.level.clone()))
+                    .or_default() += n;
+            }
+        }
         out.push_str("# HELP apiserver_flowcontrol_dispatched_requests_total [BETA] Number of requests executed by API Priority and Fairness subsystem\n# TYPE apiserver_flowcontrol_dispatched_requests_total counter\n");
-        for ((fs, pl), n) in &counters.dispatched {
+        for ((fs, pl), n) in &dispatched {
             let _ = writeln!(out, "apiserver_flowcontrol_dispatched_requests_total{{flow_schema=\"{fs}\",priority_level=\"{pl}\"}} {n}");
         }
         out.push_str("# HELP apiserver_flowcontrol_rejected_requests_total [BETA] Number of requests rejected by API Priority and Fairness subsystem\n# TYPE apiserver_flowcontrol_rejected_requests_total counter\n");
@@ -327,63 +406,119 @@ impl Apf {
     }
 }
 
-fn list_has(list: &Value, want: &str) -> bool {
-    list.as_array()
-        .is_some_and(|l| l.iter().any(|v| v == "*" || v.as_str() == Some(want)))
+/// The `X-Kubernetes-PF-*-UID` header of an object: empty for a mandatory
+/// one imagined until it is stored, as upstream sends it.
+fn uid_header(o: &Value) -> Option<HeaderValue> {
+    HeaderValue::from_str(o["metadata"]["uid"].as_str().unwrap_or("")).ok()
 }
 
-fn matches_subjects(rules: &Value, user: &UserInfo) -> bool {
-    rules["subjects"].as_array().is_some_and(|subjects| {
-        subjects.iter().any(|s| match s["kind"].as_str() {
-            Some("User") => {
-                let n = s["user"]["name"].as_str().unwrap_or("");
-                n == "*" || n == user.name
-            }
-            Some("Group") => {
-                let n = s["group"]["name"].as_str().unwrap_or("");
-                n == "*" || user.groups.iter().any(|g| g == n)
-            }
-            Some("ServiceAccount") => {
-                let ns = s["serviceAccount"]["namespace"].as_str().unwrap_or("");
-                let name = s["serviceAccount"]["name"].as_str().unwrap_or("");
-                user.name
-                    .strip_prefix("system:serviceaccount:")
-                    .and_then(|rest| rest.split_once(':'))
-                    .is_some_and(|(n, sa)| n == ns && (name == "*" || name == sa))
-            }
-            _ => false,
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|l| {
+            l.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
         })
+        .unwrap_or_default()
+}
+
+impl Rule {
+    fn of(rule: &Value) -> Rule {
+        let subjects = rule["subjects"]
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .filter_map(|s| match s["kind"].as_str() {
+                        Some("User") => Some(Subject::User(
+                            s["user"]["name"].as_str().unwrap_or("").into(),
+                        )),
+                        Some("Group") => Some(Subject::Group(
+                            s["group"]["name"].as_str().unwrap_or("").into(),
+                        )),
+                        Some("ServiceAccount") => Some(Subject::ServiceAccount {
+                            namespace: s["serviceAccount"]["namespace"]
+                                .as_str()
+                                .unwrap_or("")
+                                .into(),
+                            name: s["serviceAccount"]["name"].as_str().unwrap_or("").into(),
+                        }),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let resource_rules = rule["resourceRules"]
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .map(|r| ResourceRule {
+                        verbs: strings(&r["verbs"]),
+                        api_groups: strings(&r["apiGroups"]),
+                        resources: strings(&r["resources"]),
+                        cluster_scope: r["clusterScope"].as_bool().unwrap_or(false),
+                        namespaces: strings(&r["namespaces"]),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let non_resource_rules = rule["nonResourceRules"]
+            .as_array()
+            .map(|l| {
+                l.iter()
+                    .map(|r| NonResourceRule {
+                        verbs: strings(&r["verbs"]),
+                        urls: strings(&r["nonResourceURLs"]),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Rule {
+            subjects,
+            resource_rules,
+            non_resource_rules,
+        }
+    }
+}
+
+fn list_has(list: &[String], want: &str) -> bool {
+    list.iter().any(|v| v == "*" || v == want)
+}
+
+fn matches_subjects(rule: &Rule, user: &UserInfo) -> bool {
+    rule.subjects.iter().any(|s| match s {
+        Subject::User(n) => n == "*" || *n == user.name,
+        Subject::Group(n) => n == "*" || user.groups.iter().any(|g| g == n),
+        Subject::ServiceAccount { namespace, name } => user
+            .name
+            .strip_prefix("system:serviceaccount:")
+            .and_then(|rest| rest.split_once(':'))
+            .is_some_and(|(n, sa)| n == namespace && (name == "*" || name == sa)),
     })
 }
 
 /// `resource` is `resource/subresource` when there is one.
-fn matches_request(rules: &Value, info: &RequestInfo, resource: &str) -> bool {
+fn matches_request(rule: &Rule, info: &RequestInfo, resource: &str) -> bool {
     if info.is_resource_request {
-        rules["resourceRules"].as_array().is_some_and(|rs| {
-            rs.iter().any(|r| {
-                list_has(&r["verbs"], &info.verb)
-                    && list_has(&r["apiGroups"], &info.api_group)
-                    && list_has(&r["resources"], resource)
-                    && if info.namespace.is_empty() {
-                        r["clusterScope"].as_bool().unwrap_or(false)
-                    } else {
-                        list_has(&r["namespaces"], &info.namespace)
-                    }
-            })
+        rule.resource_rules.iter().any(|r| {
+            list_has(&r.verbs, &info.verb)
+                && list_has(&r.api_groups, &info.api_group)
+                && list_has(&r.resources, resource)
+                && if info.namespace.is_empty() {
+                    r.cluster_scope
+                } else {
+                    list_has(&r.namespaces, &info.namespace)
+                }
         })
     } else {
-        rules["nonResourceRules"].as_array().is_some_and(|rs| {
-            rs.iter().any(|r| {
-                list_has(&r["verbs"], &info.verb)
-                    && r["nonResourceURLs"].as_array().is_some_and(|urls| {
-                        urls.iter().filter_map(Value::as_str).any(|u| {
-                            u == "*"
-                                || u == info.path
-                                || u.strip_suffix('*')
-                                    .is_some_and(|prefix| info.path.starts_with(prefix))
-                        })
-                    })
-            })
+        rule.non_resource_rules.iter().any(|r| {
+            list_has(&r.verbs, &info.verb)
+                && r.urls.iter().any(|u| {
+                    u == "*"
+                        || *u == info.path
+                        || u.strip_suffix('*')
+                            .is_some_and(|prefix| info.path.starts_with(prefix))
+                })
         })
     }
 }
