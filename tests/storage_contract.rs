@@ -576,6 +576,56 @@ async fn cacher_lists_and_fans_out(b: Arc<dyn Backend>) {
     stop.cancel();
 }
 
+/// Many gets at once, of different keys, some missing (on etcd they are
+/// gathered into shared transactions): each answers its own key, and each
+/// sees the write acknowledged before it was asked.
+async fn concurrent_gets_answer_their_own_keys(b: Arc<dyn Backend>) {
+    const KEYS: i64 = 200;
+    let mut revisions = Vec::new();
+    for i in 0..KEYS {
+        let key = format!("/registry/configmaps/ns/g{i}");
+        match b.create(&key, obj(&format!("g{i}"), "u", i)).await {
+            Ok(kapi::storage::backend::TxnOutcome::Applied { revision }) => {
+                revisions.push(revision)
+            }
+            other => panic!("create {key}: {other:?}"),
+        }
+    }
+    // Each reader overwrites its key, then reads it back at once, while
+    // the others do the same: a get must never answer an older value.
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..KEYS {
+        let (b, rev) = (b.clone(), revisions[i as usize]);
+        tasks.spawn(async move {
+            let key = format!("/registry/configmaps/ns/g{i}");
+            let written = match b
+                .update(&key, obj(&format!("g{i}"), "u", i + 1000), rev)
+                .await
+            {
+                Ok(kapi::storage::backend::TxnOutcome::Applied { revision }) => revision,
+                other => panic!("update {key}: {other:?}"),
+            };
+            let (kv, header) = b.get(&key).await.expect("get");
+            let kv = kv.unwrap_or_else(|| panic!("{key} missing"));
+            assert_eq!(kv.key, key);
+            assert_eq!(n_of(&kv.value), i + 1000, "{key} answered another value");
+            assert_eq!(kv.mod_revision, written);
+            assert!(
+                header >= written,
+                "{key}: read at {header}, written at {written}"
+            );
+            let (missing, _) = b
+                .get(&format!("/registry/configmaps/ns/none{i}"))
+                .await
+                .expect("get missing");
+            assert!(missing.is_none());
+        });
+    }
+    while let Some(done) = tasks.join_next().await {
+        done.expect("reader");
+    }
+}
+
 macro_rules! contract {
     ($($name:ident),* $(,)?) => {
         mod on_embedded {
@@ -607,4 +657,5 @@ contract!(
     preconditions_and_delete,
     watch_from_revision,
     cacher_lists_and_fans_out,
+    concurrent_gets_answer_their_own_keys,
 );
