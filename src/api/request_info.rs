@@ -23,8 +23,8 @@ pub struct RequestInfo {
     pub resource: String,
     pub subresource: String,
     pub name: String,
-    /// Path segments from the resource on.
-    pub parts: Vec<String>,
+    /// How many path segments there are from the resource on.
+    pub depth: usize,
     /// The path is one of the deprecated `/watch/` forms
     /// (`/api/v1/watch/pods`), not a `?watch=true` query.
     pub watch_path: bool,
@@ -86,13 +86,13 @@ impl RequestInfo {
         let Some((&prefix, rest)) = segments.split_first() else {
             return info;
         };
-        let mut parts: Vec<&str> = match prefix {
+        let mut parts: &[&str] = match prefix {
             "api" => {
                 if rest.len() < 2 {
                     return info; // /api, /api/v1: discovery
                 }
                 info.api_version = rest[0].to_string();
-                rest[1..].to_vec()
+                &rest[1..]
             }
             "apis" => {
                 if rest.len() < 3 {
@@ -100,7 +100,7 @@ impl RequestInfo {
                 }
                 info.api_group = rest[0].to_string();
                 info.api_version = rest[1].to_string();
-                rest[2..].to_vec()
+                &rest[2..]
             }
             _ => return info,
         };
@@ -110,7 +110,7 @@ impl RequestInfo {
         if parts.first() == Some(&"watch") {
             info.verb = "watch".into();
             info.watch_path = true;
-            parts.remove(0);
+            parts = &parts[1..];
         } else {
             info.verb = match *method {
                 Method::POST => "create",
@@ -129,11 +129,11 @@ impl RequestInfo {
             if parts.len() > 1 {
                 info.namespace = parts[1].to_string();
                 if parts.len() > 2 && !NAMESPACE_SUBRESOURCES.contains(&parts[2]) {
-                    parts.drain(..2);
+                    parts = &parts[2..];
                 }
             }
         }
-        info.parts = parts.iter().map(|s| s.to_string()).collect();
+        info.depth = parts.len();
         if let Some(r) = parts.first() {
             info.resource = r.to_string();
         }

@@ -382,7 +382,7 @@ pub fn resolve<'a>(
         ));
     }
     let routes = r.routes();
-    let depth = info.parts.len();
+    let depth = info.depth;
     if !info.subresource.is_empty() {
         let sub = info.subresource.as_str();
         if r.subresource(sub).is_none() {

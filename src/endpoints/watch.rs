@@ -80,7 +80,7 @@ impl ResourceHandler {
         let params = q.list_params(true)?;
         let name = (!info.name.is_empty()).then_some(info.name.as_str());
         // A name from the path narrows the watch; one from a field selector is already in `params`.
-        let path_name = if info.parts.len() >= 2 { name } else { None };
+        let path_name = if info.depth >= 2 { name } else { None };
         // upstream's ListResource: a watch of one named object takes no
         // field selector but one that requires that very name.
         if let (Some(n), Some(sel)) = (path_name, params.field_selector.as_deref()) {

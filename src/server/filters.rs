@@ -90,6 +90,11 @@ fn request_line(req: &Request) -> (String, String, String, String, String) {
     )
 }
 
+/// Whether httplog lines are written (`-v 3` and up).
+pub(super) fn httplog_on() -> bool {
+    tracing::enabled!(target: crate::logs::HTTPLOG, tracing::Level::INFO)
+}
+
 /// Upstream's httplog: one line per request at `-v 3` (verb, URI, latency,
 /// user agent, audit ID, source, status), and nothing spent when it is off.
 pub(super) async fn httplog(req: Request, next: Next) -> Response {
@@ -131,6 +136,11 @@ const DRAIN_WAIT: Duration = Duration::from_secs(1);
 /// So the rest of a body left unread (up to 8 MiB, so a body just over
 /// the 3 MiB limit still gets its 413; for at most a second) is read
 /// before the answer goes, as Go's server drains HTTP/1 bodies.
+/// Whether the request has a body still to come (`hold_request_body`).
+pub(super) fn has_body(req: &Request) -> bool {
+    !axum::body::HttpBody::is_end_stream(req.body())
+}
+
 pub(super) async fn hold_request_body(req: Request, next: Next) -> Response {
     if axum::body::HttpBody::is_end_stream(req.body()) {
         return next.run(req).await;
@@ -245,7 +255,7 @@ impl<T: Unpin> axum::body::HttpBody for KeepAlongside<T> {
 
 /// upstream's isPrettyPrint: `?pretty=` when it has a value (Go's
 /// ParseBool; anything else is false), else curl, Wget and browsers.
-fn wants_pretty(req: &Request) -> bool {
+pub(super) fn wants_pretty(req: &Request) -> bool {
     if let Some(q) = req.uri().query().filter(|q| q.contains("pretty")) {
         let value = crate::api::request_info::query_value(Some(q), "pretty");
         if let Some(v) = value.filter(|v| !v.is_empty()) {
@@ -319,6 +329,11 @@ pub(super) async fn request_info(mut req: Request, next: Next) -> Response {
 
 /// A request carrying the trace header runs inside a [`crate::trace::Trace`]
 /// and gets its stages back in a response header (`kapi trace-request`).
+/// Whether the request asks to be traced (`kapi trace-request`).
+pub(super) fn traced(req: &Request) -> bool {
+    req.headers().contains_key(names::TRACE_REQUEST)
+}
+
 pub(super) async fn trace(req: Request, next: Next) -> Response {
     use crate::trace;
     if !req.headers().contains_key(names::TRACE_REQUEST) {
@@ -849,6 +864,13 @@ pub(super) async fn timeout(s: Arc<ChainState>, req: Request, next: Next) -> Res
 /// upstream's WithImpersonation: `Impersonate-User`, `-Group`, `-Uid` and
 /// `-Extra-<key>` act as another user when the requester may `impersonate`
 /// each of them.
+/// Whether the request names anyone to act as (an `Impersonate-*` header).
+pub(super) fn impersonates(req: &Request) -> bool {
+    req.headers()
+        .keys()
+        .any(|name| name.as_str().starts_with("impersonate-"))
+}
+
 pub(super) async fn impersonation(s: Arc<ChainState>, mut req: Request, next: Next) -> Response {
     let headers = req.headers();
     let get_all = |name: http::HeaderName| -> Vec<String> {

@@ -22,19 +22,39 @@ use super::filters::{self, ChainState};
 /// One filter: the shared state, the request, and the rest of the chain.
 type Filter = fn(Arc<ChainState>, Request, Next) -> BoxFuture<'static, Response>;
 
-/// The filters, outermost first, in upstream's order.
+/// The filters, outermost first, in upstream's order. A filter that only
+/// some requests need is guarded by its test: every other request is
+/// handed straight on, with no future of that filter's made or polled.
 const FILTERS: &[Filter] = &[
-    |_, req, next| Box::pin(negotiate_errors(req, next)),
-    |_, req, next| Box::pin(filters::httplog(req, next)),
-    |_, req, next| Box::pin(filters::hold_request_body(req, next)),
-    |_, req, next| Box::pin(filters::pretty(req, next)),
+    |_, req, next| match may_negotiate(&req) {
+        true => Box::pin(negotiate_errors(req, next)),
+        false => next.run(req),
+    },
+    |_, req, next| match filters::httplog_on() {
+        true => Box::pin(filters::httplog(req, next)),
+        false => next.run(req),
+    },
+    |_, req, next| match filters::has_body(&req) {
+        true => Box::pin(filters::hold_request_body(req, next)),
+        false => next.run(req),
+    },
+    |_, req, next| match filters::wants_pretty(&req) {
+        true => Box::pin(filters::pretty(req, next)),
+        false => next.run(req),
+    },
     |_, req, next| Box::pin(filters::panic_recovery(req, next)),
     |_, req, next| Box::pin(filters::request_info(req, next)),
-    |_, req, next| Box::pin(filters::trace(req, next)),
+    |_, req, next| match filters::traced(&req) {
+        true => Box::pin(filters::trace(req, next)),
+        false => next.run(req),
+    },
     |s, req, next| Box::pin(filters::metrics(s, req, next)),
     |s, req, next| Box::pin(filters::authentication(s, req, next)),
     |s, req, next| Box::pin(filters::audit(s, req, next)),
-    |s, req, next| Box::pin(filters::impersonation(s, req, next)),
+    |s, req, next| match filters::impersonates(&req) {
+        true => Box::pin(filters::impersonation(s, req, next)),
+        false => next.run(req),
+    },
     // After authentication and impersonation, as upstream: the user a
     // request acts as decides its priority.
     |s, req, next| Box::pin(filters::flow_control(s, req, next)),
@@ -75,6 +95,14 @@ impl Next {
             }),
         }
     }
+}
+
+/// Whether an error may need another encoding than JSON: not when the
+/// request accepts nothing in particular, or JSON.
+fn may_negotiate(req: &Request) -> bool {
+    req.headers()
+        .get(http::header::ACCEPT)
+        .is_some_and(|a| !a.is_empty() && a.as_bytes() != b"application/json")
 }
 
 /// An error answered before any endpoint negotiated is written in the
