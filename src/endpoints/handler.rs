@@ -124,12 +124,20 @@ impl ResourceHandler {
             .ok_or_else(ApiError::resource_not_found)?;
         let r = registry.resource.clone();
         let q = Query::parse(req.uri().query());
+        let accept = req
+            .headers()
+            .get(header::ACCEPT)
+            .and_then(|v| v.to_str().ok());
+        // Whether the resource has protobuf matters only to a request that
+        // names it: a wildcard picks JSON first.
+        let serializers = match accept {
+            Some(a) if a.contains("protobuf") => serializers_of(&r),
+            _ => Serializers::ALL,
+        };
         let output = negotiation::output(
-            req.headers()
-                .get(header::ACCEPT)
-                .and_then(|v| v.to_str().ok()),
+            accept,
             q.get("includeObject").is_some_and(|v| v == "Object"),
-            serializers_of(&r),
+            serializers,
             info.verb == "watch",
         )?;
         let route = self.route(&r, req.method(), info)?;
@@ -141,7 +149,11 @@ impl ResourceHandler {
         }
         let name = info.name.as_str();
         if !name.is_empty() {
-            let decoded = percent_decode(name);
+            let decoded = if name.contains('%') {
+                std::borrow::Cow::Owned(percent_decode(name))
+            } else {
+                std::borrow::Cow::Borrowed(name)
+            };
             // An encoded slash makes another path upstream, which no route takes.
             if decoded.contains('/') {
                 return Err(ApiError::resource_not_found());

@@ -213,6 +213,10 @@ pub fn output(
     let Some(accept) = accept.filter(|a| !a.trim().is_empty()) else {
         return Ok(Output::JSON);
     };
+    // What most clients send, answered without parsing it.
+    if accept == "application/json" {
+        return Ok(Output::JSON);
+    }
     for c in parse_accept(accept) {
         if c.q <= 0.0 {
             continue;
