@@ -33,7 +33,9 @@ pub enum AuthenticationError {
 /// The authenticated user and which authenticator vouched for it.
 #[derive(Debug, Clone)]
 pub struct Authenticated {
-    pub user: UserInfo,
+    /// Shared: a request's filters and handlers read it, and a
+    /// connection's certificate user is handed to each of its requests.
+    pub user: Arc<UserInfo>,
     pub method: &'static str,
 }
 
@@ -194,7 +196,7 @@ impl Authenticator {
             Some(ClientCertIdentity::FrontProxy { proxy, x509 }) => {
                 if let Some(user) = creds.headers.and_then(|h| self.request_headers.user(h)) {
                     return Ok(Authenticated {
-                        user: user.with_authenticated_group(),
+                        user: user.with_authenticated_group().into(),
                         method: "requestheader",
                     });
                 }
@@ -203,7 +205,7 @@ impl Authenticator {
                 // signed the proxy's certificate, then tokens.
                 if let Some(user) = x509 {
                     return Ok(Authenticated {
-                        user: user.clone().with_authenticated_group(),
+                        user: user.clone().with_authenticated_group().into(),
                         method: "x509",
                     });
                 }
@@ -220,7 +222,7 @@ impl Authenticator {
             }
             Some(ClientCertIdentity::Verified(user)) => {
                 return Ok(Authenticated {
-                    user: user.clone().with_authenticated_group(),
+                    user: user.clone(),
                     method: "x509",
                 })
             }
@@ -236,7 +238,7 @@ impl Authenticator {
         if let Some(token) = creds.bearer_token {
             if let Some(user) = self.tokens.as_ref().and_then(|t| t.lookup(token)) {
                 return Ok(Authenticated {
-                    user: user.clone().with_authenticated_group(),
+                    user: user.clone().with_authenticated_group().into(),
                     method: "token-file",
                 });
             }
@@ -246,7 +248,7 @@ impl Authenticator {
                         return match super::serviceaccount::authenticate(registries, &claims).await
                         {
                             Ok(user) => Ok(Authenticated {
-                                user: user.with_authenticated_group(),
+                                user: user.with_authenticated_group().into(),
                                 method: "serviceaccount",
                             }),
                             Err(why) => {
@@ -264,7 +266,7 @@ impl Authenticator {
             }
             if let Some((user, method)) = self.later_token_user(token).await {
                 return Ok(Authenticated {
-                    user: user.with_authenticated_group(),
+                    user: user.with_authenticated_group().into(),
                     method,
                 });
             }
@@ -275,7 +277,7 @@ impl Authenticator {
         }
         if self.anonymous {
             return Ok(Authenticated {
-                user: UserInfo::anonymous(),
+                user: UserInfo::anonymous().into(),
                 method: "anonymous",
             });
         }

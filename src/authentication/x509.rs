@@ -20,7 +20,9 @@ use super::UserInfo;
 /// per connection and consulted by every request on it.
 #[derive(Debug, Clone)]
 pub enum ClientCertIdentity {
-    Verified(UserInfo),
+    /// The certificate's user, in `system:authenticated` as every
+    /// authenticated user is: made once, shared by the connection's requests.
+    Verified(std::sync::Arc<UserInfo>),
     /// An authenticating front proxy: the request's headers name the user.
     FrontProxy {
         /// The proxy certificate's common name.
@@ -142,7 +144,7 @@ impl ClientCertAuthority {
             }
         }
         Some(match x509 {
-            Ok(user) => ClientCertIdentity::Verified(user),
+            Ok(user) => ClientCertIdentity::Verified(user.with_authenticated_group().into()),
             Err(e) => ClientCertIdentity::Rejected(not_allowed.unwrap_or(e)),
         })
     }

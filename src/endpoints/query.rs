@@ -269,7 +269,7 @@ pub(super) fn write_options(q: &Query, options_kind: &str) -> Result<WriteOption
 pub(super) fn request_user(req: &Request) -> crate::auth::UserInfo {
     req.extensions()
         .get::<crate::auth::authenticator::Authenticated>()
-        .map(|a| a.user.clone())
+        .map(|a| (*a.user).clone())
         .unwrap_or_default()
 }
 

@@ -1015,7 +1015,7 @@ pub(super) async fn impersonation(s: Arc<ChainState>, mut req: Request, next: Ne
         req.headers_mut().remove(h);
     }
     req.extensions_mut().insert(Authenticated {
-        user: impersonated,
+        user: impersonated.into(),
         method: requester.method,
     });
     next.run(req).await
