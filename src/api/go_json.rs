@@ -248,38 +248,122 @@ fn write_struct<'a>(
     }
 }
 
-/// A JSON string as Go writes it: serde_json's escaping plus Go's HTML-safe
-/// escapes (`<`, `>`, `&`) and the JavaScript line separators.
+/// Bytes a Go string encoder does not copy as they are: control
+/// characters, `"` and `\\`, the HTML characters `<`, `>` and `&`, and
+/// 0xE2, which starts U+2028 and U+2029.
+const SPECIAL: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        t[b] = true;
+        b += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[b'<' as usize] = true;
+    t[b'>' as usize] = true;
+    t[b'&' as usize] = true;
+    t[0xE2] = true;
+    t
+};
+
+/// A string as Go's `encoding/json` writes it (HTML-safe, U+2028 and
+/// U+2029 escaped): one pass, copying the runs between escapes whole.
 fn write_string(out: &mut Vec<u8>, s: &str) {
-    let start = out.len();
-    let _ = serde_json::to_writer(&mut *out, s);
-    let needs = out[start..]
-        .iter()
-        .any(|b| matches!(b, b'<' | b'>' | b'&' | 0xE2));
-    if !needs {
-        return;
-    }
-    let written = out.split_off(start);
-    let text = String::from_utf8_lossy(&written);
-    for c in text.chars() {
-        match c {
-            '<' => out.extend_from_slice(b"\\u003c"),
-            '>' => out.extend_from_slice(b"\\u003e"),
-            '&' => out.extend_from_slice(b"\\u0026"),
-            '\u{2028}' => out.extend_from_slice(b"\\u2028"),
-            '\u{2029}' => out.extend_from_slice(b"\\u2029"),
-            c => {
-                let mut buf = [0u8; 4];
-                out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
-            }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut run = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !SPECIAL[b as usize] {
+            i += 1;
+            continue;
         }
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0C => b"\\f",
+            b'<' => b"\\u003c",
+            b'>' => b"\\u003e",
+            b'&' => b"\\u0026",
+            0xE2 => match bytes.get(i + 1..i + 3) {
+                Some([0x80, 0xA8]) => b"\\u2028",
+                Some([0x80, 0xA9]) => b"\\u2029",
+                // Another character starting with 0xE2: copied as it is.
+                _ => {
+                    i += 1;
+                    continue;
+                }
+            },
+            _ => {
+                out.extend_from_slice(&bytes[run..i]);
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 0xF)]);
+                i += 1;
+                run = i;
+                continue;
+            }
+        };
+        out.extend_from_slice(&bytes[run..i]);
+        out.extend_from_slice(escape);
+        i += if b == 0xE2 { 3 } else { 1 };
+        run = i;
     }
+    out.extend_from_slice(&bytes[run..]);
+    out.push(b'"');
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Every escape Go makes, and what it leaves: the same bytes as
+    /// serde_json's escaping followed by Go's HTML and line-separator
+    /// escapes, for every ASCII byte and the characters around U+2028.
+    #[test]
+    fn strings_escape_as_go_does() {
+        fn reference(s: &str) -> String {
+            let plain = serde_json::to_string(s).expect("json");
+            plain
+                .replace('<', "\\u003c")
+                .replace('>', "\\u003e")
+                .replace('&', "\\u0026")
+                .replace('\u{2028}', "\\u2028")
+                .replace('\u{2029}', "\\u2029")
+        }
+        let mut cases: Vec<String> = (0u8..0x80).map(|b| format!("a{}b", b as char)).collect();
+        cases.extend(
+            [
+                "",
+                "plain",
+                "\u{2027}\u{2028}\u{2029}\u{202a}",
+                "€ and ≠ (both start 0xE2)",
+                "<a href=\"x\">&amp;</a>",
+                "tab\tnl\ncr\r\u{8}\u{c}\u{1f}",
+                "ends with \u{2028}",
+                "日本語 ✓",
+            ]
+            .map(String::from),
+        );
+        for s in cases {
+            let mut out = Vec::new();
+            write_string(&mut out, &s);
+            assert_eq!(
+                String::from_utf8(out).expect("utf8"),
+                reference(&s),
+                "{s:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_deployment_comes_out_in_go_order() {

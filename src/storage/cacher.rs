@@ -425,14 +425,16 @@ impl Cacher {
         self.store.backend().progress_is_reliable()
     }
 
+    /// An object read from storage for one answer. It is never matched
+    /// against a selector again (a list from storage is filtered as it is
+    /// read) nor kept in the cache, so its attributes are not decoded.
     fn from_storage(&self, o: super::store::Object) -> Arc<CachedObject> {
-        let attrs = decode_attrs(&self.attrs, &o.value);
         let json = with_resource_version(&o.value, o.resource_version);
         Arc::new(CachedObject {
             key: o.key,
             resource_version: o.resource_version,
             json,
-            attrs,
+            attrs: ObjectAttrs::default(),
             protobuf: Default::default(),
         })
     }
