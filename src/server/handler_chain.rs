@@ -18,6 +18,7 @@ use futures::future::BoxFuture;
 use tower::ServiceExt as _;
 
 use super::filters::{self, ChainState};
+use super::impersonation;
 
 /// One filter: the shared state, the request, and the rest of the chain.
 type Filter = fn(Arc<ChainState>, Request, Next) -> BoxFuture<'static, Response>;
@@ -51,8 +52,8 @@ const FILTERS: &[Filter] = &[
     |s, req, next| Box::pin(filters::metrics(s, req, next)),
     |s, req, next| Box::pin(filters::authentication(s, req, next)),
     |s, req, next| Box::pin(filters::audit(s, req, next)),
-    |s, req, next| match filters::impersonates(&req) {
-        true => Box::pin(filters::impersonation(s, req, next)),
+    |s, req, next| match impersonation::impersonates(&req) {
+        true => Box::pin(impersonation::impersonation(s, req, next)),
         false => next.run(req),
     },
     // After authentication and impersonation, as upstream: the user a

@@ -12,6 +12,7 @@ pub mod handler_chain;
 pub mod healthz;
 pub mod heap_release;
 pub mod hooks;
+mod impersonation;
 pub mod instance_lock;
 pub mod metrics;
 pub mod serve;
