@@ -263,7 +263,7 @@ async fn compaction_expires_old_reads(b: Arc<dyn Backend>) {
     // Watching from before the compaction is refused.
     match b.watch("/registry/configmaps/", first).await {
         Err(BackendError::Compacted { .. }) => {}
-        Ok(mut w) => match tokio::time::timeout(Duration::from_secs(5), w.items.recv()).await {
+        Ok(mut w) => match tokio::time::timeout(Duration::from_secs(5), w.recv()).await {
             Ok(Some(Err(BackendError::Compacted { .. }))) => {}
             other => panic!("want a compacted error, got {other:?}"),
         },
@@ -405,7 +405,7 @@ async fn watch_from_revision(b: Arc<dyn Backend>) {
         .expect("watch");
     let mut got = Vec::new();
     while got.len() < 3 {
-        match tokio::time::timeout(Duration::from_secs(10), w.items.recv())
+        match tokio::time::timeout(Duration::from_secs(10), w.recv())
             .await
             .expect("event in time")
         {
@@ -427,7 +427,7 @@ async fn watch_from_revision(b: Arc<dyn Backend>) {
         .await
         .expect("create");
     loop {
-        match tokio::time::timeout(Duration::from_secs(10), w.items.recv())
+        match tokio::time::timeout(Duration::from_secs(10), w.recv())
             .await
             .expect("live event")
         {

@@ -100,46 +100,58 @@ pub enum WatchItem {
 /// A running watch: its items (ending with the error that stopped it, if
 /// any) and a way to ask for a progress notification.
 pub struct WatchReceiver {
-    pub items: mpsc::Receiver<Result<WatchItem, BackendError>>,
+    items: mpsc::Receiver<Result<WatchItem, BackendError>>,
+    /// The layers' work on each event ([`WatchReceiver::map_events`]),
+    /// done as it is received: no task and channel per layer.
+    map: Option<EventMap>,
     pub progress: mpsc::Sender<()>,
 }
 
+type EventMap = Box<dyn FnMut(Event) -> Option<Event> + Send>;
+
 impl WatchReceiver {
+    pub fn new(
+        items: mpsc::Receiver<Result<WatchItem, BackendError>>,
+        progress: mpsc::Sender<()>,
+    ) -> WatchReceiver {
+        WatchReceiver {
+            items,
+            map: None,
+            progress,
+        }
+    }
+
+    /// The next item, through every layer's map; `None` once the watch is
+    /// over. Cancel-safe: nothing is awaited after an item is taken.
+    pub async fn recv(&mut self) -> Option<Result<WatchItem, BackendError>> {
+        loop {
+            let item = self.items.recv().await?;
+            let Some(map) = self.map.as_mut() else {
+                return Some(item);
+            };
+            match item {
+                Ok(WatchItem::Event(ev)) => match map(ev) {
+                    Some(ev) => return Some(Ok(WatchItem::Event(ev))),
+                    None => continue,
+                },
+                other => return Some(other),
+            }
+        }
+    }
+
     /// The same watch with each event passed through `f` (a layer that
     /// decodes or decrypts); an event `f` drops (`None`) is left out.
-    /// Errors and progress pass as they are.
-    pub fn map_events<F>(self, mut f: F) -> WatchReceiver
+    /// Errors and progress pass as they are. The outer layer's `f` runs
+    /// after the inner ones'.
+    pub fn map_events<F>(mut self, mut f: F) -> WatchReceiver
     where
         F: FnMut(Event) -> Option<Event> + Send + 'static,
     {
-        let WatchReceiver {
-            mut items,
-            progress,
-        } = self;
-        let (tx, rx) = mpsc::channel(1024);
-        tokio::spawn(async move {
-            loop {
-                let item = tokio::select! {
-                    item = items.recv() => item,
-                    _ = tx.closed() => return,
-                };
-                let Some(item) = item else { return };
-                let item = match item {
-                    Ok(WatchItem::Event(ev)) => match f(ev) {
-                        Some(ev) => Ok(WatchItem::Event(ev)),
-                        None => continue,
-                    },
-                    other => other,
-                };
-                if tx.send(item).await.is_err() {
-                    return;
-                }
-            }
+        self.map = Some(match self.map.take() {
+            None => Box::new(f),
+            Some(mut inner) => Box::new(move |ev| inner(ev).and_then(&mut f)),
         });
-        WatchReceiver {
-            items: rx,
-            progress,
-        }
+        self
     }
 }
 

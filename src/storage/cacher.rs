@@ -744,7 +744,7 @@ impl Cacher {
                     self.send_bookmarks();
                     continue;
                 }
-                item = w.items.recv() => item,
+                item = w.recv() => item,
             };
             match item {
                 Some(Ok(WatchItem::Event(ev))) => {

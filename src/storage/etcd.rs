@@ -464,10 +464,7 @@ impl Backend for Etcd {
                 }
             }
         });
-        Ok(WatchReceiver {
-            items: rx,
-            progress,
-        })
+        Ok(WatchReceiver::new(rx, progress))
     }
 
     async fn current_revision(&self) -> Result<i64, BackendError> {

@@ -137,7 +137,7 @@ pub(super) async fn watch(
         loop {
             let item = tokio::select! {
                 _ = tx.closed() => return,
-                item = w.items.recv() => item,
+                item = w.recv() => item,
             };
             let msg = match item {
                 Some(Ok(WatchItem::Event(ev))) => {

@@ -873,10 +873,7 @@ impl Backend for Embedded {
                 }
             }
         });
-        Ok(WatchReceiver {
-            items: rx,
-            progress,
-        })
+        Ok(WatchReceiver::new(rx, progress))
     }
 
     async fn current_revision(&self) -> Result<i64, BackendError> {
