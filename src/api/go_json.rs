@@ -269,7 +269,7 @@ const SPECIAL: [bool; 256] = {
 
 /// A string as Go's `encoding/json` writes it (HTML-safe, U+2028 and
 /// U+2029 escaped): one pass, copying the runs between escapes whole.
-fn write_string(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn write_string(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = s.as_bytes();
     out.reserve(bytes.len() + 2);

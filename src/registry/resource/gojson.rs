@@ -7,18 +7,13 @@
 
 use serde_json::Value;
 
-/// A Go JSON string: serde_json's escaping plus `<`, `>`, `&`, U+2028, U+2029.
+/// A Go JSON string (HTML-safe, U+2028 and U+2029 escaped), as
+/// [`crate::api::go_json`] writes it.
 pub fn string(s: &str) -> String {
-    let plain = serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
-    if !plain.contains(['<', '>', '&', '\u{2028}', '\u{2029}']) {
-        return plain;
-    }
-    plain
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026")
-        .replace('\u{2028}', "\\u2028")
-        .replace('\u{2029}', "\\u2029")
+    let mut out = Vec::with_capacity(s.len() + 2);
+    crate::api::go_json::write_string(&mut out, s);
+    // Only ASCII escapes were added to a `str`: always UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// A string field (Go's zero value `""` when missing).
