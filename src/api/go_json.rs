@@ -360,7 +360,8 @@ mod tests {
             assert_eq!(
                 String::from_utf8(out).expect("utf8"),
                 reference(&s),
-                "{s:?}"
+                "for {}",
+                s.escape_debug()
             );
         }
     }
