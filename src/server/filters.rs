@@ -798,7 +798,10 @@ fn forbidden(info: &RequestInfo, attrs: &Attributes<'_>) -> Response {
         let head = if info.name.is_empty() {
             format!("{qualified} is forbidden")
         } else {
-            format!("{qualified} {:?} is forbidden", info.name)
+            format!(
+                "{qualified} {} is forbidden",
+                crate::api::go_quote(&info.name)
+            )
         };
         ApiError::forbidden(format!("{head}: {why}")).with_details(Some(
             k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {

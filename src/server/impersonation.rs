@@ -131,16 +131,19 @@ pub(in crate::server) async fn impersonation(
             let why = forbidden_message(&attrs);
             let qualified = crate::api::status::qualified_resource(group, resource);
             return nosniff(
-                ApiError::forbidden(format!("{qualified} {name:?} is forbidden: {why}"))
-                    .with_details(Some(
-                        k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
-                            name: Some(name.clone()),
-                            group: (!group.is_empty()).then(|| group.to_string()),
-                            kind: Some(resource.to_string()),
-                            ..Default::default()
-                        },
-                    ))
-                    .into_response(),
+                ApiError::forbidden(format!(
+                    "{qualified} {} is forbidden: {why}",
+                    crate::api::go_quote(&name)
+                ))
+                .with_details(Some(
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::StatusDetails {
+                        name: Some(name.clone()),
+                        group: (!group.is_empty()).then(|| group.to_string()),
+                        kind: Some(resource.to_string()),
+                        ..Default::default()
+                    },
+                ))
+                .into_response(),
             );
         }
     }

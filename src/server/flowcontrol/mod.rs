@@ -412,67 +412,48 @@ fn uid_header(o: &Value) -> Option<HeaderValue> {
     HeaderValue::from_str(o["metadata"]["uid"].as_str().unwrap_or("")).ok()
 }
 
-fn strings(v: &Value) -> Vec<String> {
+/// What `f` makes of each element of the array `v` (none when `v` is not
+/// an array; an element `f` refuses is left out).
+fn each<T>(v: &Value, f: impl FnMut(&Value) -> Option<T>) -> Vec<T> {
     v.as_array()
-        .map(|l| {
-            l.iter()
-                .filter_map(Value::as_str)
-                .map(String::from)
-                .collect()
-        })
+        .map(|l| l.iter().filter_map(f).collect())
         .unwrap_or_default()
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    each(v, |s| s.as_str().map(String::from))
 }
 
 impl Rule {
     fn of(rule: &Value) -> Rule {
-        let subjects = rule["subjects"]
-            .as_array()
-            .map(|l| {
-                l.iter()
-                    .filter_map(|s| match s["kind"].as_str() {
-                        Some("User") => Some(Subject::User(
-                            s["user"]["name"].as_str().unwrap_or("").into(),
-                        )),
-                        Some("Group") => Some(Subject::Group(
-                            s["group"]["name"].as_str().unwrap_or("").into(),
-                        )),
-                        Some("ServiceAccount") => Some(Subject::ServiceAccount {
-                            namespace: s["serviceAccount"]["namespace"]
-                                .as_str()
-                                .unwrap_or("")
-                                .into(),
-                            name: s["serviceAccount"]["name"].as_str().unwrap_or("").into(),
-                        }),
-                        _ => None,
-                    })
-                    .collect()
+        let name = |v: &Value| v["name"].as_str().unwrap_or("").to_string();
+        let subjects = each(&rule["subjects"], |s| match s["kind"].as_str() {
+            Some("User") => Some(Subject::User(name(&s["user"]))),
+            Some("Group") => Some(Subject::Group(name(&s["group"]))),
+            Some("ServiceAccount") => Some(Subject::ServiceAccount {
+                namespace: s["serviceAccount"]["namespace"]
+                    .as_str()
+                    .unwrap_or("")
+                    .into(),
+                name: name(&s["serviceAccount"]),
+            }),
+            _ => None,
+        });
+        let resource_rules = each(&rule["resourceRules"], |r| {
+            Some(ResourceRule {
+                verbs: strings(&r["verbs"]),
+                api_groups: strings(&r["apiGroups"]),
+                resources: strings(&r["resources"]),
+                cluster_scope: r["clusterScope"].as_bool().unwrap_or(false),
+                namespaces: strings(&r["namespaces"]),
             })
-            .unwrap_or_default();
-        let resource_rules = rule["resourceRules"]
-            .as_array()
-            .map(|l| {
-                l.iter()
-                    .map(|r| ResourceRule {
-                        verbs: strings(&r["verbs"]),
-                        api_groups: strings(&r["apiGroups"]),
-                        resources: strings(&r["resources"]),
-                        cluster_scope: r["clusterScope"].as_bool().unwrap_or(false),
-                        namespaces: strings(&r["namespaces"]),
-                    })
-                    .collect()
+        });
+        let non_resource_rules = each(&rule["nonResourceRules"], |r| {
+            Some(NonResourceRule {
+                verbs: strings(&r["verbs"]),
+                urls: strings(&r["nonResourceURLs"]),
             })
-            .unwrap_or_default();
-        let non_resource_rules = rule["nonResourceRules"]
-            .as_array()
-            .map(|l| {
-                l.iter()
-                    .map(|r| NonResourceRule {
-                        verbs: strings(&r["verbs"]),
-                        urls: strings(&r["nonResourceURLs"]),
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        });
         Rule {
             subjects,
             resource_rules,
