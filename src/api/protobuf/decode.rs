@@ -168,7 +168,7 @@ impl Registry {
                         Some(Value::Object(inner)) if info.inline => embedded.push(inner),
                         Some(v)
                             if msg.fields[i].card == Card::Optional
-                                && go_omits_zero(msg.name, &info.json, msg.fields[i].kind, &v) => {}
+                                && go_omits_zero(msg.name, info.json, msg.fields[i].kind, &v) => {}
                         Some(Value::String(s))
                             if s.is_empty()
                                 && st.opts.omit_empty_strings
@@ -176,7 +176,7 @@ impl Registry {
                                 && msg.fields[i].card == Card::Optional
                                 && !zero_values_known(msg.name) => {}
                         Some(v) => {
-                            obj.insert(info.json.clone(), v);
+                            obj.insert(info.json.to_string(), v);
                         }
                         None => {}
                     }

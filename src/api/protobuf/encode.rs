@@ -308,7 +308,7 @@ impl Registry {
                         })?;
                         continue;
                     }
-                    let Some(fv) = obj.get(&info.json) else {
+                    let Some(fv) = obj.get(info.json) else {
                         continue;
                     };
                     if fv.is_null() {

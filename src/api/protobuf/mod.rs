@@ -34,13 +34,16 @@
 //! [`DecodeOptions::omit_empty_strings`] drops such empty strings.
 //!
 //! Layout: `descriptor` holds the shape of the generated tables (`schema`,
-//! `zero_values`); `registry` indexes them by name and kind and gives each
-//! field its JSON name; `decode` and `encode` turn bytes into JSON and back
-//! over the `wire` format.
+//! `zero_values`, and `field_json`: each field's JSON name, generated from
+//! k8s-openapi's schemas and checked against them by a test); `registry`
+//! indexes them by name and kind; `decode` and `encode` turn bytes into
+//! JSON and back over the `wire` format.
 
 mod decode;
 mod descriptor;
 mod encode;
+#[rustfmt::skip]
+mod field_json;
 mod registry;
 #[rustfmt::skip]
 mod schema;

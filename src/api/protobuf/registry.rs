@@ -1,5 +1,5 @@
 //! The type registry: the generated messages indexed by name and by
-//! (apiVersion, kind), each field's JSON name (from k8s-openapi's schemas),
+//! (apiVersion, kind), each field's JSON name (`field_json`),
 //! embedding and requiredness, and each message's special JSON form. Built
 //! once, shared by the decoder and the encoder.
 
@@ -8,7 +8,8 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use super::{zero_values, Card, Kind, Message, MESSAGES, OPENAPI_SCHEMAS, RESOURCES};
+use super::field_json::FIELD_JSON;
+use super::{zero_values, Kind, Message, MESSAGES, RESOURCES};
 
 /// The full message name of a kind of an API version, e.g. `apps/v1`
 /// `Deployment` -> `io.k8s.api.apps.v1.Deployment`.
@@ -124,7 +125,7 @@ fn special_of(m: &Message) -> Special {
 /// What the decoder needs of one field beyond the static data.
 #[derive(Debug)]
 pub(super) struct FieldInfo {
-    pub(super) json: String,
+    pub(super) json: &'static str,
     /// The embedded message (or map value message).
     pub(super) target: Option<usize>,
     /// A Go embedded struct (`json:",inline"`): go-to-protobuf makes it a
@@ -150,98 +151,101 @@ pub(super) fn registry() -> &'static Registry {
 }
 
 /// `io.k8s.api.core.v1.Volume` -> `Volume`.
+#[cfg(test)]
 pub(super) fn short_name(full: &str) -> &str {
     full.rsplit('.').next().unwrap_or(full)
 }
 
-/// Lowercase alphanumerics only: `pod_ip`, `podIP` -> `podip`;
-/// `x_kubernetes_list_type`, `x-kubernetes-list-type` -> `xkuberneteslisttype`;
-/// `ref`, `$ref` -> `ref`.
-fn normalize(name: &str) -> String {
-    name.chars()
-        .filter(|c| c.is_ascii_alphanumeric())
-        .map(|c| c.to_ascii_lowercase())
-        .collect()
-}
+/// Where [`FIELD_JSON`] comes from: each field's JSON name, embedding and
+/// requiredness as k8s-openapi's schemas give them. Generating every
+/// schema took an eighth of start-up's instructions and kept 3.7 MiB of
+/// schema code resident, so the answer is generated once into
+/// `field_json.rs` and a test keeps it current.
+#[cfg(test)]
+pub(super) mod from_schemas {
+    use std::collections::HashMap;
 
-/// `pod_ip` -> `podIp`: the fallback when no schema names the field.
-fn lower_camel(snake: &str) -> String {
-    let mut out = String::with_capacity(snake.len());
-    let mut upper = false;
-    for c in snake.chars() {
-        if c == '_' {
-            upper = !out.is_empty();
-        } else if upper {
-            out.push(c.to_ascii_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+    use serde_json::Value;
 
-/// The property names of a schema, and which of them are required.
-pub(super) struct Props {
-    pub(super) names: Vec<String>,
-    required: Vec<String>,
-}
+    use super::super::{Card, Kind, MESSAGES, OPENAPI_SCHEMAS};
+    use super::short_name;
 
-/// Property names of every k8s-openapi schema, by definition name.
-pub(super) fn openapi_properties() -> HashMap<String, Props> {
-    let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
-    let mut out: HashMap<String, Props> = HashMap::new();
-    let props_of = |v: &Value| -> Option<Props> {
-        let names = v
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect())?;
-        let required = v
-            .get("required")
-            .and_then(Value::as_array)
-            .map(|r| {
-                r.iter()
-                    .filter_map(|n| n.as_str().map(String::from))
-                    .collect()
-            })
-            .unwrap_or_default();
-        Some(Props { names, required })
-    };
-    for (name, schema_fn) in OPENAPI_SCHEMAS {
-        let schema = schema_fn(&mut generator);
-        // Inlined schemas are returned whole; the others are references.
-        if let Some(p) = props_of(schema.as_value()) {
-            out.insert((*name).to_string(), p);
-        }
+    /// Lowercase alphanumerics only: `pod_ip`, `podIP` -> `podip`;
+    /// `x_kubernetes_list_type`, `x-kubernetes-list-type` -> `xkuberneteslisttype`;
+    /// `ref`, `$ref` -> `ref`.
+    fn normalize(name: &str) -> String {
+        name.chars()
+            .filter(|c| c.is_ascii_alphanumeric())
+            .map(|c| c.to_ascii_lowercase())
+            .collect()
     }
-    for (name, def) in generator.definitions() {
-        if let Some(p) = props_of(def) {
-            out.entry(name.clone()).or_insert(p);
+
+    /// `pod_ip` -> `podIp`: the fallback when no schema names the field.
+    fn lower_camel(snake: &str) -> String {
+        let mut out = String::with_capacity(snake.len());
+        let mut upper = false;
+        for c in snake.chars() {
+            if c == '_' {
+                upper = !out.is_empty();
+            } else if upper {
+                out.push(c.to_ascii_uppercase());
+                upper = false;
+            } else {
+                out.push(c);
+            }
         }
+        out
     }
-    out
-}
-impl Registry {
-    fn build() -> Registry {
-        let by_name: HashMap<&'static str, usize> = MESSAGES
+
+    /// The property names of a schema, and which of them are required.
+    pub(in super::super) struct Props {
+        pub(in super::super) names: Vec<String>,
+        required: Vec<String>,
+    }
+
+    /// Property names of every k8s-openapi schema, by definition name.
+    pub(in super::super) fn openapi_properties() -> HashMap<String, Props> {
+        let mut generator = schemars::generate::SchemaSettings::openapi3().into_generator();
+        let mut out: HashMap<String, Props> = HashMap::new();
+        let props_of = |v: &Value| -> Option<Props> {
+            let names = v
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().cloned().collect())?;
+            let required = v
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|n| n.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(Props { names, required })
+        };
+        for (name, schema_fn) in OPENAPI_SCHEMAS {
+            let schema = schema_fn(&mut generator);
+            // Inlined schemas are returned whole; the others are references.
+            if let Some(p) = props_of(schema.as_value()) {
+                out.insert((*name).to_string(), p);
+            }
+        }
+        for (name, def) in generator.definitions() {
+            if let Some(p) = props_of(def) {
+                out.entry(name.clone()).or_insert(p);
+            }
+        }
+        out
+    }
+
+    /// (JSON name, inline, required) of every field of every message, in
+    /// [`MESSAGES`] order.
+    pub(super) fn field_json() -> Vec<Vec<(String, bool, bool)>> {
+        let by_name: HashMap<&str, usize> = MESSAGES
             .iter()
             .enumerate()
             .map(|(i, m)| (m.name, i))
             .collect();
-        let by_lower = MESSAGES
-            .iter()
-            .enumerate()
-            .map(|(i, m)| (m.name.to_ascii_lowercase(), i))
-            .collect();
-        let resources = RESOURCES
-            .iter()
-            .filter_map(|r| {
-                by_name
-                    .get(r.message)
-                    .map(|&i| ((r.api_version, r.kind), i))
-            })
-            .collect();
-
         let props = openapi_properties();
         // Every property name seen anywhere, by normalized name, for
         // messages k8s-openapi has no type of (older versions, lists): the
@@ -270,7 +274,7 @@ impl Registry {
         // name, as seen in messages that have a schema: for the same message
         // in versions that have none.
         let mut seen: HashMap<(&str, &str), (bool, bool)> = HashMap::new();
-        let mut fields: Vec<Vec<FieldInfo>> = Vec::with_capacity(MESSAGES.len());
+        let mut fields: Vec<Vec<(String, bool, bool)>> = Vec::with_capacity(MESSAGES.len());
         let mut has_schema = Vec::with_capacity(MESSAGES.len());
         for m in MESSAGES {
             let own: HashMap<String, &String> = props
@@ -310,12 +314,7 @@ impl Registry {
                     if !own.is_empty() {
                         seen.insert((short, f.name), (inline, required));
                     }
-                    FieldInfo {
-                        json,
-                        target,
-                        inline,
-                        required,
-                    }
+                    (json, inline, required)
                 })
                 .collect();
             fields.push(infos);
@@ -327,11 +326,56 @@ impl Registry {
             let short = short_name(m.name);
             for (f, info) in m.fields.iter().zip(fields[i].iter_mut()) {
                 if let Some(&(inline, required)) = seen.get(&(short, f.name)) {
-                    info.inline = inline && f.card == Card::Optional;
-                    info.required = required;
+                    info.1 = inline && f.card == Card::Optional;
+                    info.2 = required;
                 }
             }
         }
+        fields
+    }
+}
+
+impl Registry {
+    fn build() -> Registry {
+        let by_name: HashMap<&'static str, usize> = MESSAGES
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name, i))
+            .collect();
+        let by_lower = MESSAGES
+            .iter()
+            .enumerate()
+            .map(|(i, m)| (m.name.to_ascii_lowercase(), i))
+            .collect();
+        let resources = RESOURCES
+            .iter()
+            .filter_map(|r| {
+                by_name
+                    .get(r.message)
+                    .map(|&i| ((r.api_version, r.kind), i))
+            })
+            .collect();
+
+        let fields = MESSAGES
+            .iter()
+            .zip(FIELD_JSON)
+            .map(|(m, names)| {
+                m.fields
+                    .iter()
+                    .zip(names.iter())
+                    .map(|(f, &(json, inline, required))| FieldInfo {
+                        json,
+                        target: match f.kind {
+                            Kind::Message(t) => by_name.get(t).copied(),
+                            Kind::Map(_, Kind::Message(t)) => by_name.get(t).copied(),
+                            _ => None,
+                        },
+                        inline,
+                        required,
+                    })
+                    .collect()
+            })
+            .collect();
         let special = MESSAGES.iter().map(special_of).collect();
         Registry {
             by_name,
@@ -366,6 +410,56 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `field_json.rs` says what k8s-openapi's schemas say. After a change
+    /// of k8s-openapi or of the messages, `KAPI_BLESS=1 cargo test --lib
+    /// field_json` writes it again.
+    #[test]
+    fn field_json_is_what_the_schemas_give() {
+        let derived = from_schemas::field_json();
+        let mut text = String::from(
+            "// @generated by `KAPI_BLESS=1 cargo test --lib field_json` from\n\
+             // k8s-openapi's schemas (registry::from_schemas). Do not edit.\n\n\
+             /// Each field's (JSON name, embedded, required), per message of\n\
+             /// [`MESSAGES`](super::MESSAGES) and in its order.\n\
+             pub(super) static FIELD_JSON: &[&[(&str, bool, bool)]] = &[\n",
+        );
+        for (m, fields) in MESSAGES.iter().zip(&derived) {
+            text.push_str(&format!("    // {}\n    &[", m.name));
+            for (i, (json, inline, required)) in fields.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(", ");
+                }
+                text.push_str(&format!("(\"{json}\", {inline}, {required})"));
+            }
+            text.push_str("],\n");
+        }
+        text.push_str("];\n");
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/src/api/protobuf/field_json.rs"
+        );
+        if std::env::var_os("KAPI_BLESS").is_some() {
+            std::fs::write(path, &text).expect("write field_json.rs");
+        }
+        let table: Vec<Vec<(String, bool, bool)>> = FIELD_JSON
+            .iter()
+            .map(|fs| fs.iter().map(|&(j, i, r)| (j.to_string(), i, r)).collect())
+            .collect();
+        assert_eq!(table.len(), MESSAGES.len(), "one row per message");
+        for ((m, row), want) in MESSAGES.iter().zip(&table).zip(&derived) {
+            assert_eq!(
+                row, want,
+                "{}: field_json.rs is stale; regenerate it",
+                m.name
+            );
+        }
+        assert_eq!(
+            std::fs::read_to_string(path).ok().as_deref(),
+            Some(text.as_str()),
+            "field_json.rs is not as generated; regenerate it"
+        );
+    }
 
     /// The registry-free lookup finds the zero status the registry's kind
     /// index finds, for every resource kind and for kinds out of the table.

@@ -3,7 +3,8 @@
 //! come from the OpenAPI schemas.
 
 use super::*;
-use crate::api::protobuf::registry::{openapi_properties, registry, short_name, Special};
+use crate::api::protobuf::registry::from_schemas::openapi_properties;
+use crate::api::protobuf::registry::{registry, short_name, Special};
 
 #[test]
 fn group_versions_map_to_packages() {
@@ -133,7 +134,7 @@ fn json_names_come_from_openapi_schemas() {
             continue;
         };
         for info in &reg.fields[i] {
-            if !info.inline && !p.names.contains(&info.json) {
+            if !info.inline && !p.names.iter().any(|n| n == info.json) {
                 missing.push(format!("{}.{}", m.name, info.json));
             }
         }
