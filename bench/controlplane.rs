@@ -321,7 +321,8 @@ fn main() {
             namespace_objects: 2_000,
         }
     };
-    let bin = env!("CARGO_BIN_EXE_kapi");
+    let bin = common::kapi_bin();
+    let bin = bin.as_str();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -148,7 +148,8 @@ async fn run(bin: &str, objects: usize, secs: u64) -> Result<()> {
 fn main() {
     let smoke = std::env::args().any(|a| a == "--smoke");
     let (objects, secs) = if smoke { (500, 3) } else { (5_000, 20) };
-    let bin = env!("CARGO_BIN_EXE_kapi");
+    let bin = common::kapi_bin();
+    let bin = bin.as_str();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -124,7 +124,8 @@ fn op_clone(op: &Op) -> Op {
 fn main() {
     let smoke = std::env::args().any(|a| a == "--smoke");
     let (gets, lists) = if smoke { (2_000, 100) } else { (50_000, 2_000) };
-    let bin = env!("CARGO_BIN_EXE_kapi");
+    let bin = common::kapi_bin();
+    let bin = bin.as_str();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -1723,7 +1723,8 @@ fn main() {
         }
     }
     let _ = rustls::crypto::aws_lc_rs::default_provider().install_default();
-    let bin = env!("CARGO_BIN_EXE_kapi");
+    let bin = common::kapi_bin();
+    let bin = bin.as_str();
     let sizes = Sizes::new(smoke);
     let t0 = Instant::now();
     if instructions_only {

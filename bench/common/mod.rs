@@ -680,6 +680,17 @@ pub fn cpu_secs(pid: u32) -> Option<f64> {
     Some(ticks / if hz > 0.0 { hz } else { 100.0 })
 }
 
+/// The kapi binary to measure: `KAPI_BENCH_BIN` when set, else cargo's.
+///
+/// `bench/run` sets it to a plain `cargo build --release` of kapi, the
+/// binary a developer runs. The one `cargo bench` builds beside the
+/// benches has the library's `testing` feature on (a dev-dependency's
+/// features are unified into it); its symbol names differ, so the layout
+/// `cmd/symbol-order.txt` gives the release link does not apply to it.
+pub fn kapi_bin() -> String {
+    std::env::var("KAPI_BENCH_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_kapi").to_string())
+}
+
 /// VmRSS of a process in MiB.
 pub fn rss_mib(pid: u32) -> Option<f64> {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
@@ -1000,7 +1011,9 @@ where
         .build()
         .expect("runtime");
     println!("{title}{}", if smoke { ", smoke sizes" } else { "" });
-    if let Err(e) = rt.block_on(run(env!("CARGO_BIN_EXE_kapi"), smoke)) {
+    // Lives as long as the bench.
+    let bin: &'static str = Box::leak(kapi_bin().into_boxed_str());
+    if let Err(e) = rt.block_on(run(bin, smoke)) {
         eprintln!("{title}: bench failed: {e:#}");
         std::process::exit(1);
     }
