@@ -13,8 +13,10 @@ Message names are the ones Kubernetes' OpenAPI uses
 (`AwsElasticBlockStoreVolumeSource` for `AWSElasticBlockStoreVolumeSource`),
 so the script also reads `k8s-openapi` (v1_34) and takes the OpenAPI
 spelling of a name that matches case-insensitively in the same package; it
-also lists the k8s-openapi type of every such message, so the decoder can
-take JSON field names from k8s-openapi's schemas at run time.
+also lists the k8s-openapi type of every such message, whose schemas give
+the JSON field names. Those are read once, by a test, into
+src/api/protobuf/field_json.rs: after running this script, run
+`KAPI_BLESS=1 cargo test --lib field_json` too.
 
 Usage (from the repository root; Python 3 standard library only):
 
