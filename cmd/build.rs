@@ -47,6 +47,8 @@ fn main() {
     }
 }
 
+/// The glibc this build script runs on (the host's), at least `major.minor`.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn glibc_at_least(major: u32, minor: u32) -> bool {
     extern "C" {
         fn gnu_get_libc_version() -> *const std::os::raw::c_char;
@@ -61,4 +63,9 @@ fn glibc_at_least(major: u32, minor: u32) -> bool {
             .unwrap_or(0)
     };
     (num(), num()) >= (major, minor)
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn glibc_at_least(_major: u32, _minor: u32) -> bool {
+    false
 }
