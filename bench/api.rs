@@ -3,6 +3,8 @@
 //! against a `kapi serve` on the embedded store; RSS idle and with the
 //! objects loaded. Run with `./bench/run api` (`--smoke` for a short pass).
 
+mod common;
+
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -25,7 +27,7 @@ impl Drop for Server {
 fn start() -> Server {
     use std::io::BufRead;
     let dir = tempfile::tempdir().expect("tmp");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kapi"))
+    let mut child = Command::new(common::kapi_bin())
         .args([
             "serve",
             "--secure-port",

@@ -4,6 +4,8 @@
 //! `kube-apiserver` with envtest's command line and for `kapi serve` on the
 //! same etcd. Run with `./bench/run envtest` (or `cargo bench --bench envtest`).
 
+mod common;
+
 #[path = "../tests/common/etcd.rs"]
 #[allow(dead_code)]
 mod etcd;
@@ -114,7 +116,7 @@ fn main() {
     let endpoint = cluster.endpoints()[0].clone();
     let bin_dir = tempfile::tempdir().expect("tmp");
     let kube_apiserver = bin_dir.path().join("kube-apiserver");
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_kapi"), &kube_apiserver).expect("symlink");
+    std::os::unix::fs::symlink(common::kapi_bin(), &kube_apiserver).expect("symlink");
 
     let mut envtest = Vec::new();
     let mut serve = Vec::new();
@@ -158,7 +160,7 @@ fn main() {
         let data = tempfile::tempdir().expect("tmp");
         let port = free_port();
         let t0 = Instant::now();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kapi"))
+        let mut child = Command::new(common::kapi_bin())
             .args([
                 "serve",
                 "--secure-port",

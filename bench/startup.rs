@@ -2,6 +2,8 @@
 //! with certificates present and from an empty data dir, and idle RSS.
 //! Run with `./bench/run startup` (or `cargo bench --bench startup`).
 
+mod common;
+
 use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -37,7 +39,7 @@ fn start_once(
 ) -> (Duration, std::process::Child) {
     let port = free_port();
     let t0 = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_kapi"))
+    let child = Command::new(common::kapi_bin())
         .args(["serve", "--secure-port", &port.to_string(), "--data-dir"])
         .arg(data_dir)
         .stdout(Stdio::null())

@@ -3,6 +3,8 @@
 //! memory each additional in-process server costs, beside `kapi serve`
 //! started as a process. Run with `./bench/run testing`.
 
+mod common;
+
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -48,7 +50,7 @@ fn kapi_serve_start() -> (f64, f64) {
         .build()
         .expect("client");
     let t0 = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kapi"))
+    let mut child = Command::new(common::kapi_bin())
         .args(["serve", "--secure-port", &port.to_string(), "--data-dir"])
         .arg(dir.path())
         .stdout(Stdio::null())
