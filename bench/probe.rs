@@ -1,8 +1,9 @@
 //! A load against a server that is already running, for profiling it
 //! while it works (perf, etcd's /metrics): ConfigMap creates or gets at
 //! 32 clients in namespace `default`, each printed as a rate.
-//!   cargo bench --bench probe -- KUBECONFIG creates|gets N [PREFIX]
-//! Gets read the names a creates run with the same PREFIX wrote.
+//!   cargo bench --bench probe -- KUBECONFIG creates|gets|lists N [PREFIX]
+//! Gets read the names a creates run with the same PREFIX wrote; lists
+//! take `?limit=PREFIX` when PREFIX is a number.
 
 mod common;
 
@@ -15,7 +16,7 @@ const CLIENTS: usize = 32;
 
 async fn run(args: &[String]) -> Result<()> {
     let [kubeconfig, what, n, rest @ ..] = args else {
-        bail!("usage: cargo bench --bench probe -- KUBECONFIG creates|gets N [PREFIX]");
+        bail!("usage: cargo bench --bench probe -- KUBECONFIG creates|gets|lists N [PREFIX]");
     };
     let n: usize = n.parse().context("N")?;
     let prefix = rest.first().map_or("p", String::as_str);
@@ -46,7 +47,18 @@ async fn run(args: &[String]) -> Result<()> {
             expect: StatusCode::OK,
             min_len: 0,
         },
-        other => bail!("{other}: creates or gets"),
+        // Lists of ?limit=PREFIX objects (the whole namespace when not a number).
+        "lists" => Op {
+            method: Method::GET,
+            uris: vec![t.uri(&match prefix.parse::<usize>() {
+                Ok(limit) => format!("{coll}?limit={limit}"),
+                Err(_) => coll.to_string(),
+            })],
+            bodies: vec![],
+            expect: StatusCode::OK,
+            min_len: 0,
+        },
+        other => bail!("{other}: creates, gets or lists"),
     };
     let st = common::load(&conns, n, op, None, None).await;
     println!(

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::negotiation::{self, Output, Serializers, Transform};
 use super::query::{request_user, request_write_options, write_options, Query};
 use super::transform::{json_response, status_success, with_warnings};
-use super::{componentstatus, responses, BIG_LIST};
+use super::{big_list_encoders, componentstatus, responses, BIG_LIST};
 use crate::api::catalog::{Owner, Resource};
 use crate::api::request_info::{percent_decode, RequestInfo};
 use crate::api::ApiError;
@@ -187,6 +187,12 @@ impl ResourceHandler {
                 let multi_thread = tokio::runtime::Handle::current().runtime_flavor()
                     == tokio::runtime::RuntimeFlavor::MultiThread;
                 if multi_thread && list.items.len() > BIG_LIST {
+                    // One at a time per core: each runs on a thread of its
+                    // own, and more at once than cores only adds threads.
+                    let _permit = big_list_encoders()
+                        .acquire()
+                        .await
+                        .map_err(|e| ApiError::internal(e.to_string()))?;
                     Ok(tokio::task::block_in_place(|| {
                         self.list_response(&registry, list, output)
                     }))

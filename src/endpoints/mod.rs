@@ -36,3 +36,12 @@ pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
 /// Items above which a list's body is built off the runtime thread.
 const BIG_LIST: usize = 500;
+
+/// The big lists whose bodies are built at once: one per core.
+fn big_list_encoders() -> &'static tokio::sync::Semaphore {
+    static ENCODERS: std::sync::OnceLock<tokio::sync::Semaphore> = std::sync::OnceLock::new();
+    ENCODERS.get_or_init(|| {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        tokio::sync::Semaphore::new(cores)
+    })
+}

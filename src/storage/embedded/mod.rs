@@ -42,9 +42,10 @@ const COMPACTED_KEY: &str = "compacted";
 const MAX_BATCH: usize = 2048;
 /// redb's page cache (reads and write buffer). Clients read from the watch
 /// cache and the kernel's page cache holds the file: 16 MiB kept 13 MiB
-/// more resident with 10,000 ConfigMaps, for creates within run-to-run
-/// noise (`bench/probe`: 3,300-4,100/s either way).
-const CACHE_BYTES: usize = 4 << 20;
+/// more resident with 10,000 ConfigMaps than 4 MiB, and 4 MiB about 3 MiB
+/// more than 1 MiB, for creates within run-to-run noise each time
+/// (`bench/probe`: 3,300-4,100/s at 16 and 4; 5,400-7,200/s at 4 and 1).
+const CACHE_BYTES: usize = 1 << 20;
 /// Revisions replayed per read transaction when a watch catches up.
 const REPLAY_CHUNK: u64 = 2048;
 
@@ -160,6 +161,11 @@ struct Shared {
 
 pub struct Embedded {
     shared: Arc<Shared>,
+    /// Bounds the reads running at once, and with them the blocking
+    /// threads they run on: 32 clients listing at once otherwise start 32
+    /// threads, each keeping its allocator's pages (and the read's
+    /// buffers) for the ten seconds an idle blocking thread lives.
+    readers: tokio::sync::Semaphore,
     writes: parking_lot::RwLock<Option<mpsc::Sender<Pending>>>,
     writer: parking_lot::Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -250,6 +256,7 @@ impl Embedded {
             .map_err(internal)?;
         Ok(Embedded {
             shared,
+            readers: readers(),
             writes: parking_lot::RwLock::new(Some(tx)),
             writer: parking_lot::Mutex::new(Some(writer)),
         })
@@ -361,6 +368,7 @@ impl Embedded {
         };
         let (events, _) = broadcast::channel(16);
         Ok(Embedded {
+            readers: readers(),
             shared: Arc::new(Shared {
                 db,
                 durable: true,
@@ -399,10 +407,21 @@ impl Embedded {
         F: FnOnce(&Shared) -> Result<T, BackendError> + Send + 'static,
     {
         let shared = self.shared.clone();
+        // Held until the answer is back, not dropped in the closure: by then
+        // the thread has gone back to waiting, so the next read reuses it
+        // rather than starting another.
+        let _permit = self.readers.acquire().await.map_err(internal)?;
         tokio::task::spawn_blocking(move || f(&shared))
             .await
             .map_err(internal)?
     }
+}
+
+/// Reads at once: enough to keep every core busy while some wait on the
+/// disk; more only adds threads and memory.
+fn readers() -> tokio::sync::Semaphore {
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    tokio::sync::Semaphore::new((2 * cores).clamp(4, 16))
 }
 
 /// The latest record of `key` at or before `at`, as (revision, record).
