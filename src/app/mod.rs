@@ -582,7 +582,9 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
     let not_found = chain::not_found(Arc::new(move |group: &str, version: &str| {
         served.serves_group_version(group, version)
     }));
-    let router = aggregator.into_router(kube.into_router(extensions.into_router(not_found)));
+    let servers = aggregator.into_delegate(
+        kube.into_delegate(extensions.into_delegate(chain::Delegate::from_router(not_found))),
+    );
     let state = Arc::new(ChainState {
         authenticator,
         authorizer,
@@ -593,7 +595,7 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
         audit: auditor,
         apf,
     });
-    let app = handler_chain::build(router, state);
+    let app = handler_chain::build(servers, state);
     obs.done(
         "servers",
         "aggregator -> kube-apiserver -> apiextensions-apiserver",

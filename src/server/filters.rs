@@ -596,7 +596,13 @@ pub(super) async fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> R
     let audit_id = uuid::Builder::from_random_bytes(rand::random())
         .into_uuid()
         .to_string();
-    let header_value = HeaderValue::from_str(&audit_id).ok();
+    // Unique to this response: sent never-indexed, so HTTP/2's header
+    // compression does not insert it into the connection's table (where it
+    // would only push out the values that do repeat) for nothing.
+    let header_value = HeaderValue::from_str(&audit_id).ok().map(|mut v| {
+        v.set_sensitive(true);
+        v
+    });
     req.extensions_mut().insert(AuditId(audit_id.clone()));
     let with_id = |mut resp: Response| {
         if let Some(v) = header_value.clone() {

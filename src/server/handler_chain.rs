@@ -11,11 +11,12 @@
 
 use std::sync::Arc;
 
+use super::chain::Delegate;
+use crate::api::request_info::RequestInfo;
 use axum::extract::Request;
 use axum::response::Response;
 use axum::Router;
 use futures::future::BoxFuture;
-use tower::ServiceExt as _;
 
 use super::filters::{self, ChainState};
 use super::impersonation;
@@ -69,7 +70,7 @@ const FILTERS: &[Filter] = &[
 pub struct Next {
     state: Arc<ChainState>,
     rest: &'static [Filter],
-    router: Router,
+    servers: Delegate,
 }
 
 impl Next {
@@ -84,16 +85,18 @@ impl Next {
                 let next = Next {
                     state: self.state.clone(),
                     rest,
-                    router: self.router,
+                    servers: self.servers,
                 };
                 filter(self.state, req, next)
             }
-            None => Box::pin(async move {
-                match self.router.oneshot(req).await {
-                    Ok(resp) => resp,
-                    Err(never) => match never {},
-                }
-            }),
+            None => {
+                let info = req
+                    .extensions()
+                    .get::<Arc<RequestInfo>>()
+                    .cloned()
+                    .unwrap_or_default();
+                self.servers.serve(req, info)
+            }
         }
     }
 }
@@ -114,12 +117,12 @@ async fn negotiate_errors(req: Request, next: Next) -> Response {
     crate::endpoints::responses::negotiate_error(accept, resp)
 }
 
-/// The server chain's router behind every filter, as one router.
-pub fn build(router: Router, state: Arc<ChainState>) -> Router {
+/// The server chain behind every filter, as one router.
+pub fn build(servers: Delegate, state: Arc<ChainState>) -> Router {
     let chain = Next {
         state,
         rest: FILTERS,
-        router,
+        servers,
     };
     Router::new().fallback_service(tower::service_fn(move |req: Request| {
         let next = chain.clone();
