@@ -27,8 +27,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-/// How often the process's CPU time is read.
-const TICK: Duration = Duration::from_millis(500);
+/// How often the process's CPU time is read: a spell's memory goes back
+/// within about two ticks of its end.
+const TICK: Duration = Duration::from_millis(250);
 
 /// When to trim, from the CPU time the process used in each tick.
 #[derive(Debug, Default)]
@@ -39,7 +40,7 @@ struct Quiet {
 
 impl Quiet {
     /// Less than this over a tick (2% of a core) is quiet.
-    const QUIET: Duration = Duration::from_millis(10);
+    const QUIET: Duration = Duration::from_millis(5);
     /// A spell that used less than this since the last trim freed too
     /// little to be worth a trim.
     const WORTH: Duration = Duration::from_millis(50);
@@ -203,10 +204,10 @@ mod tests {
     #[test]
     fn idle_ticks_add_up_to_a_trim_only_once_they_are_worth_it() {
         let mut q = Quiet::default();
-        // Background work of 5 ms a tick: quiet, and 50 ms after ten ticks.
-        let trims: Vec<bool> = (0..10).map(|_| q.tick(5 * MS)).collect();
+        // Background work of 2 ms a tick: quiet, and 50 ms after 25 ticks.
+        let trims: Vec<bool> = (0..25).map(|_| q.tick(2 * MS)).collect();
         assert_eq!(trims.iter().filter(|t| **t).count(), 1);
-        assert!(trims[9]);
+        assert!(trims[24]);
     }
 
     #[test]
