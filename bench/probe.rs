@@ -2,13 +2,14 @@
 //! while it works (perf, etcd's /metrics): ConfigMap creates or gets at
 //! 32 clients in namespace `default`, each printed as a rate.
 //!   cargo bench --bench probe -- KUBECONFIG creates|gets|lists N [PREFIX]
+//!   cargo bench --bench probe -- ETCD-URL raw-etcd N
 //! Gets read the names a creates run with the same PREFIX wrote; lists
-//! take `?limit=PREFIX` when PREFIX is a number.
+//! take `?limit=PREFIX` when PREFIX is a number. `raw-etcd` is bench/run's
+//! raw etcd phase: N create-if-absent transactions, then one prefix delete.
 
 mod common;
 
 use anyhow::{bail, Context, Result};
-use bytes::Bytes;
 use common::{Op, Target};
 use http::{Method, StatusCode};
 
@@ -19,6 +20,10 @@ async fn run(args: &[String]) -> Result<()> {
         bail!("usage: cargo bench --bench probe -- KUBECONFIG creates|gets|lists N [PREFIX]");
     };
     let n: usize = n.parse().context("N")?;
+    if what == "raw-etcd" {
+        let st = common::raw_etcd(std::slice::from_ref(kubeconfig), n, CLIENTS, None).await?;
+        return report(what, &st);
+    }
     let prefix = rest.first().map_or("p", String::as_str);
     let t = Target::from_kubeconfig(std::path::Path::new(kubeconfig))?;
     let conns = t.connect_many(CLIENTS).await?;
@@ -28,12 +33,7 @@ async fn run(args: &[String]) -> Result<()> {
             method: Method::POST,
             uris: vec![t.uri(coll)],
             bodies: (0..n)
-                .map(|i| {
-                    Bytes::from(format!(
-                        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{prefix}-{i}"}},"data":{{"k":"{}"}}}}"#,
-                        "x".repeat(1000)
-                    ))
-                })
+                .map(|i| common::configmap_json(&format!("{prefix}-{i}")))
                 .collect(),
             expect: StatusCode::CREATED,
             min_len: 0,
@@ -61,6 +61,10 @@ async fn run(args: &[String]) -> Result<()> {
         other => bail!("{other}: creates, gets or lists"),
     };
     let st = common::load(&conns, n, op, None, None).await;
+    report(what, &st)
+}
+
+fn report(what: &str, st: &common::Stats) -> Result<()> {
     println!(
         "{what} at {CLIENTS} clients: {:.0}/s, p50 {:.2} ms, p99 {:.2} ms, {} errors{}",
         st.rate(),
@@ -68,6 +72,7 @@ async fn run(args: &[String]) -> Result<()> {
         st.p_ms(0.99),
         st.errors,
         st.first_error
+            .as_ref()
             .map(|e| format!(" (first: {e})"))
             .unwrap_or_default()
     );

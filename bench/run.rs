@@ -95,13 +95,7 @@ impl Sizes {
     }
 }
 
-/// A 1 KiB ConfigMap, serialized once before any clock starts.
-fn configmap(name: &str) -> Bytes {
-    Bytes::from(format!(
-        r#"{{"apiVersion":"v1","kind":"ConfigMap","metadata":{{"name":"{name}"}},"data":{{"pad":"{}"}}}}"#,
-        "x".repeat(1024)
-    ))
-}
+use common::configmap_json as configmap;
 
 // ---------------------------------------------------------------- one server
 
@@ -275,7 +269,7 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
                 z.creates_32
             ),
         );
-        match raw_etcd(
+        match common::raw_etcd(
             endpoints,
             z.creates_32,
             CLIENTS,
@@ -402,96 +396,6 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Transactional 1 KiB puts (create-if-absent, as kapi's create) straight
-/// through the etcd-client crate, one client shared by `clients` tasks.
-async fn raw_etcd(
-    endpoints: &[String],
-    total: usize,
-    clients: usize,
-    etcd_pid: Option<u32>,
-) -> Result<Stats> {
-    let client = etcd_client::Client::connect(endpoints, None).await?;
-    let prefix = "/kapi-bench-raw/configmaps/";
-    let values: std::sync::Arc<Vec<Vec<u8>>> = std::sync::Arc::new(
-        (0..total)
-            .map(|i| configmap(&format!("c-{i}")).to_vec())
-            .collect(),
-    );
-    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let cpu0 = (
-        common::cpu_secs(std::process::id()),
-        etcd_pid.and_then(common::cpu_secs),
-    );
-    let start = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..clients {
-        let (mut c, next, values) = (client.clone(), next.clone(), values.clone());
-        tasks.push(tokio::spawn(async move {
-            let (mut lat, mut errors, mut first) = (Vec::new(), 0usize, None);
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= total {
-                    break;
-                }
-                let key = format!("{prefix}{i}");
-                let txn = etcd_client::Txn::new()
-                    .when([etcd_client::Compare::mod_revision(
-                        key.clone(),
-                        etcd_client::CompareOp::Equal,
-                        0,
-                    )])
-                    .and_then([etcd_client::TxnOp::put(
-                        key.clone(),
-                        values[i].clone(),
-                        None,
-                    )])
-                    .or_else([etcd_client::TxnOp::get(key, None)]);
-                let t = Instant::now();
-                match c.txn(txn).await {
-                    Ok(r) if r.succeeded() => lat.push(t.elapsed().as_micros() as u32),
-                    Ok(_) => {
-                        errors += 1;
-                        first.get_or_insert_with(|| "key existed".to_string());
-                    }
-                    Err(e) => {
-                        errors += 1;
-                        first.get_or_insert_with(|| e.to_string());
-                    }
-                }
-            }
-            (lat, errors, first)
-        }));
-    }
-    let mut st = Stats {
-        requests: total,
-        ..Default::default()
-    };
-    for t in tasks {
-        let (lat, errors, first) = t.await?;
-        st.lat_us.extend(lat);
-        st.errors += errors;
-        if st.first_error.is_none() {
-            st.first_error = first;
-        }
-    }
-    st.secs = start.elapsed().as_secs_f64();
-    st.lat_us.sort_unstable();
-    st.gen_cpu_s = common::cpu_secs(std::process::id())
-        .zip(cpu0.0)
-        .map(|(b, a)| b - a);
-    st.server_cpu_s = etcd_pid
-        .and_then(common::cpu_secs)
-        .zip(cpu0.1)
-        .map(|(b, a)| b - a);
-    let mut c = client.clone();
-    c.delete(
-        prefix,
-        Some(etcd_client::DeleteOptions::new().with_prefix()),
-    )
-    .await?;
-    Ok(st)
 }
 
 /// 20 ConfigMaps, 10 Secrets, 10 Services and 10 Deployments in `NS`.
