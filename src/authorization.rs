@@ -44,6 +44,14 @@ pub trait Authorizer: Send + Sync + std::fmt::Debug {
         Box::pin(std::future::ready(self.authorize(attrs)))
     }
 
+    /// The decision when it can be made without waiting on anyone:
+    /// what [`Authorizer::authorize_async`] would answer, or `None` when
+    /// that needs a remote service or data not at hand. Lets a request be
+    /// allowed without a future of its own for the decision.
+    fn authorize_now(&self, attrs: &Attributes<'_>) -> Option<Decision> {
+        Some(self.authorize(attrs))
+    }
+
     /// Waits until decisions reflect every policy write the server
     /// acknowledged before the call, so a client that grants a permission
     /// can use it in its next request. Called before deciding again a
@@ -160,6 +168,16 @@ impl Authorizer for Chain {
             }
         }
         Decision::NoOpinion
+    }
+
+    fn authorize_now(&self, a: &Attributes<'_>) -> Option<Decision> {
+        for z in &self.0 {
+            match z.authorize_now(a)? {
+                Decision::NoOpinion => continue,
+                d => return Some(d),
+            }
+        }
+        Some(Decision::NoOpinion)
     }
 
     fn authorize_async<'a>(

@@ -26,8 +26,24 @@ impl NameRule {
     }
 }
 
+/// The time now as Kubernetes writes it (RFC 3339, whole seconds, UTC).
 pub fn now_rfc3339() -> String {
-    chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string()
+    // Formatted once a second per thread: a create asks for it at least
+    // twice (creationTimestamp, its managedFields entry), and formatting
+    // costs more than the rest of a create's metadata.
+    thread_local! {
+        static LAST: std::cell::RefCell<(i64, String)> = const {
+            std::cell::RefCell::new((i64::MIN, String::new()))
+        };
+    }
+    let now = chrono::Utc::now();
+    LAST.with_borrow_mut(|(second, text)| {
+        if *second != now.timestamp() {
+            *second = now.timestamp();
+            *text = now.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+        }
+        text.clone()
+    })
 }
 
 pub fn meta(obj: &Value) -> Option<&Map<String, Value>> {

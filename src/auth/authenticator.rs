@@ -39,6 +39,15 @@ pub struct Authenticated {
     pub method: &'static str,
 }
 
+/// What [`Authenticator::authenticate_now`] found.
+#[derive(Debug)]
+pub enum Identified<'c> {
+    /// Decided: the user, or why the request is refused.
+    Now(Result<Authenticated, AuthenticationError>),
+    /// A bearer token only [`Authenticator::token_user`] can place.
+    Token(&'c str),
+}
+
 #[derive(Clone)]
 pub struct Authenticator {
     tokens: Option<Arc<TokenFile>>,
@@ -192,95 +201,111 @@ impl Authenticator {
         &self,
         creds: &Credentials<'_>,
     ) -> Result<Authenticated, AuthenticationError> {
+        match self.authenticate_now(creds) {
+            Identified::Now(decided) => decided,
+            Identified::Token(token) => self.token_user(token).await,
+        }
+    }
+
+    /// Who the request is, when that is known without a lookup (client
+    /// certificates, the token file, anonymous), or the bearer token that
+    /// needs one (ServiceAccount, bootstrap and webhook tokens). The
+    /// authenticators run in upstream's order either way.
+    pub fn authenticate_now<'c>(&self, creds: &Credentials<'c>) -> Identified<'c> {
         match creds.client_cert {
             Some(ClientCertIdentity::FrontProxy { proxy, x509 }) => {
                 if let Some(user) = creds.headers.and_then(|h| self.request_headers.user(h)) {
-                    return Ok(Authenticated {
+                    return Identified::Now(Ok(Authenticated {
                         user: user.with_authenticated_group().into(),
                         method: "requestheader",
-                    });
+                    }));
                 }
                 // Without a user header upstream goes on to the other
                 // authenticators: the x509 one, when the client CA also
                 // signed the proxy's certificate, then tokens.
                 if let Some(user) = x509 {
-                    return Ok(Authenticated {
+                    return Identified::Now(Ok(Authenticated {
                         user: user.clone().with_authenticated_group().into(),
                         method: "x509",
-                    });
+                    }));
                 }
                 if creds.bearer_token.is_none() {
-                    return Err(AuthenticationError::Certificate(format!(
+                    return Identified::Now(Err(AuthenticationError::Certificate(format!(
                         "front proxy {} sent no {} header",
                         crate::api::go_quote(proxy),
                         self.request_headers
                             .username
                             .first()
                             .map_or("user", String::as_str)
-                    )));
+                    ))));
                 }
             }
             Some(ClientCertIdentity::Verified(user)) => {
-                return Ok(Authenticated {
+                return Identified::Now(Ok(Authenticated {
                     user: user.clone(),
                     method: "x509",
-                })
+                }))
             }
             Some(ClientCertIdentity::Rejected(why)) => {
                 // Upstream tries the other authenticators before failing; a
                 // valid token still wins over a foreign certificate.
                 if creds.bearer_token.is_none() {
-                    return Err(AuthenticationError::Certificate(why.clone()));
+                    return Identified::Now(Err(AuthenticationError::Certificate(why.clone())));
                 }
             }
             None => {}
         }
         if let Some(token) = creds.bearer_token {
             if let Some(user) = self.tokens.as_ref().and_then(|t| t.lookup(token)) {
-                return Ok(Authenticated {
+                return Identified::Now(Ok(Authenticated {
                     user: user.clone().with_authenticated_group().into(),
                     method: "token-file",
-                });
+                }));
             }
-            if let Some((issuer, registries)) = &self.service_accounts {
-                match issuer.verify(token) {
-                    Some(Ok(claims)) => {
-                        return match super::serviceaccount::authenticate(registries, &claims).await
-                        {
-                            Ok(user) => Ok(Authenticated {
-                                user: user.with_authenticated_group().into(),
-                                method: "serviceaccount",
-                            }),
-                            Err(why) => {
-                                tracing::debug!(error = %why, "service account token refused");
-                                Err(AuthenticationError::InvalidToken)
-                            }
-                        };
-                    }
-                    Some(Err(why)) => {
-                        tracing::debug!(error = %why, "service account token refused");
-                        return Err(AuthenticationError::InvalidToken);
-                    }
-                    None => {}
-                }
-            }
-            if let Some((user, method)) = self.later_token_user(token).await {
-                return Ok(Authenticated {
-                    user: user.with_authenticated_group().into(),
-                    method,
-                });
-            }
-            return Err(AuthenticationError::InvalidToken);
+            return Identified::Token(token);
         }
         if let Some(ClientCertIdentity::Rejected(why)) = creds.client_cert {
-            return Err(AuthenticationError::Certificate(why.clone()));
+            return Identified::Now(Err(AuthenticationError::Certificate(why.clone())));
         }
         if self.anonymous {
-            return Ok(Authenticated {
+            return Identified::Now(Ok(Authenticated {
                 user: UserInfo::anonymous().into(),
                 method: "anonymous",
+            }));
+        }
+        Identified::Now(Err(AuthenticationError::NoCredentials))
+    }
+
+    /// The user of a bearer token that [`Authenticator::authenticate_now`]
+    /// could not place: ServiceAccount, bootstrap and webhook tokens.
+    pub async fn token_user(&self, token: &str) -> Result<Authenticated, AuthenticationError> {
+        if let Some((issuer, registries)) = &self.service_accounts {
+            match issuer.verify(token) {
+                Some(Ok(claims)) => {
+                    return match super::serviceaccount::authenticate(registries, &claims).await {
+                        Ok(user) => Ok(Authenticated {
+                            user: user.with_authenticated_group().into(),
+                            method: "serviceaccount",
+                        }),
+                        Err(why) => {
+                            tracing::debug!(error = %why, "service account token refused");
+                            Err(AuthenticationError::InvalidToken)
+                        }
+                    };
+                }
+                Some(Err(why)) => {
+                    tracing::debug!(error = %why, "service account token refused");
+                    return Err(AuthenticationError::InvalidToken);
+                }
+                None => {}
+            }
+        }
+        if let Some((user, method)) = self.later_token_user(token).await {
+            return Ok(Authenticated {
+                user: user.with_authenticated_group().into(),
+                method,
             });
         }
-        Err(AuthenticationError::NoCredentials)
+        Err(AuthenticationError::InvalidToken)
     }
 }

@@ -145,6 +145,10 @@ impl Authorizer for WebhookAuthorizer {
         Decision::NoOpinion
     }
 
+    fn authorize_now(&self, _: &Attributes<'_>) -> Option<Decision> {
+        None
+    }
+
     fn authorize_async<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,

@@ -23,7 +23,7 @@ pub use crate::authentication::{
 };
 pub use crate::authorization as authorizer;
 
-pub use authenticator::{AuthenticationError, Authenticator, Credentials};
+pub use authenticator::{AuthenticationError, Authenticator, Credentials, Identified};
 pub use authorizer::{Attributes, Authorizer, Decision};
 
 /// The version of the review objects sent to a webhook (TokenReview,

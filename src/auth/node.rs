@@ -328,6 +328,14 @@ impl Authorizer for NodeAuthorizer {
         }
     }
 
+    /// Only users that are not nodes are decided at once (no opinion).
+    fn authorize_now(&self, attrs: &Attributes<'_>) -> Option<Decision> {
+        match attrs.user.and_then(node_name) {
+            Some(node) if !node.is_empty() => None,
+            _ => Some(Decision::NoOpinion),
+        }
+    }
+
     fn authorize_async<'a>(
         &'a self,
         attrs: &'a Attributes<'a>,

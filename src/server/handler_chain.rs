@@ -7,7 +7,9 @@
 //! clones the service it wraps, re-boxes it and moves its future on every
 //! request, which for fourteen filters was most of what a GET cost beyond
 //! the HTTP/2 and TLS work (bench/run's callgrind figure). Here a filter
-//! costs one boxed future, and handing on clones two `Arc`s.
+//! decides what it can at once and hands on; what it does with the answer
+//! is a small mapping future, and only a filter that must wait (a token
+//! lookup, a queue, an audit event with the body) keeps a state machine.
 
 use std::sync::Arc;
 
@@ -16,13 +18,12 @@ use crate::api::request_info::RequestInfo;
 use axum::extract::Request;
 use axum::response::Response;
 use axum::Router;
-use futures::future::BoxFuture;
 
-use super::filters::{self, ChainState};
+use super::filters::{self, Answer, ChainState};
 use super::impersonation;
 
 /// One filter: the shared state, the request, and the rest of the chain.
-type Filter = fn(Arc<ChainState>, Request, Next) -> BoxFuture<'static, Response>;
+type Filter = fn(Arc<ChainState>, Request, Next) -> Answer;
 
 /// The filters, outermost first, in upstream's order. A filter that only
 /// some requests need is guarded by its test: every other request is
@@ -44,24 +45,24 @@ const FILTERS: &[Filter] = &[
         true => Box::pin(filters::pretty(req, next)),
         false => next.run(req),
     },
-    |_, req, next| Box::pin(filters::panic_recovery(req, next)),
-    |_, req, next| Box::pin(filters::request_info(req, next)),
+    |_, req, next| filters::panic_recovery(req, next),
+    |_, req, next| filters::request_info(req, next),
     |_, req, next| match filters::traced(&req) {
         true => Box::pin(filters::trace(req, next)),
         false => next.run(req),
     },
-    |s, req, next| Box::pin(filters::metrics(s, req, next)),
-    |s, req, next| Box::pin(filters::authentication(s, req, next)),
-    |s, req, next| Box::pin(filters::audit(s, req, next)),
+    filters::metrics,
+    filters::authentication,
+    filters::audit,
     |s, req, next| match impersonation::impersonates(&req) {
         true => Box::pin(impersonation::impersonation(s, req, next)),
         false => next.run(req),
     },
     // After authentication and impersonation, as upstream: the user a
     // request acts as decides its priority.
-    |s, req, next| Box::pin(filters::flow_control(s, req, next)),
-    |s, req, next| Box::pin(filters::authorization(s, req, next)),
-    |s, req, next| Box::pin(filters::timeout(s, req, next)),
+    filters::flow_control,
+    filters::authorization,
+    filters::timeout,
 ];
 
 /// The rest of the chain after the filter holding it: the filters still
@@ -79,7 +80,7 @@ impl Next {
     /// Not an `async fn`: the next filter's future is made here and
     /// returned as it is, so a filter awaiting it holds one pointer, not a
     /// second copy of the request in a wrapper's state.
-    pub fn run(self, req: Request) -> BoxFuture<'static, Response> {
+    pub fn run(self, req: Request) -> Answer {
         match self.rest.split_first() {
             Some((filter, rest)) => {
                 let next = Next {
@@ -128,4 +129,71 @@ pub fn build(servers: Delegate, state: Arc<ChainState>) -> Router {
         let next = chain.clone();
         async move { Ok::<_, std::convert::Infallible>(next.run(req).await) }
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::authorization::AlwaysAllow;
+    use std::time::Duration;
+    use tokio::sync::Semaphore;
+
+    fn state() -> Arc<ChainState> {
+        Arc::new(ChainState {
+            authenticator: crate::auth::Authenticator::new(None, true),
+            authorizer: Arc::new(AlwaysAllow),
+            metrics: Default::default(),
+            readonly_inflight: Semaphore::new(1),
+            mutating_inflight: Semaphore::new(1),
+            request_timeout: Duration::from_secs(60),
+            audit: None,
+            apf: None,
+        })
+    }
+
+    async fn answer_of(rest: &'static [Filter], router: Router) -> (u16, serde_json::Value) {
+        let next = Next {
+            state: state(),
+            rest,
+            servers: Delegate::from_router(router),
+        };
+        let req = Request::builder()
+            .uri("/healthz")
+            .body(axum::body::Body::empty())
+            .expect("request");
+        let resp = filters::panic_recovery(req, next).await;
+        let code = resp.status().as_u16();
+        let body = axum::body::to_bytes(resp.into_body(), 1 << 20)
+            .await
+            .expect("body");
+        (code, serde_json::from_slice(&body).unwrap_or_default())
+    }
+
+    /// Filters do their first steps as the chain is walked, outside any
+    /// future: a panic there must be caught as one in a handler's future.
+    #[tokio::test]
+    async fn a_panic_in_a_filter_or_a_handler_is_a_500_status() {
+        const PANICS_AT_ONCE: &[Filter] = &[|_, _, _| panic!("in a filter")];
+        let (code, status) = answer_of(PANICS_AT_ONCE, Router::new()).await;
+        assert_eq!(code, 500, "{status}");
+        assert_eq!(status["reason"], "InternalError", "{status}");
+        assert!(
+            status["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("panicked while handling \"GET /healthz\"")),
+            "{status}"
+        );
+
+        async fn panics_when_polled() -> &'static str {
+            tokio::task::yield_now().await;
+            panic!("in a handler")
+        }
+        let panics_later = Router::new().fallback(panics_when_polled);
+        let (code, status) = answer_of(&[], panics_later).await;
+        assert_eq!(code, 500, "{status}");
+        assert_eq!(status["reason"], "InternalError", "{status}");
+
+        let (code, _) = answer_of(&[], Router::new().fallback(|| async { "fine" })).await;
+        assert_eq!(code, 200);
+    }
 }

@@ -138,7 +138,7 @@ impl<'a> Scope<'a> {
     fn now(&self) -> String {
         match self.now {
             Some(t) => t.to_string(),
-            None => chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string(),
+            None => crate::api::meta::now_rfc3339(),
         }
     }
 
@@ -791,8 +791,19 @@ const VALUE_STRUCT_FIELDS: &[(&str, &str)] = &[
 /// of the kind, converted to JSON): value structs as `{}`, required lists
 /// and pointers as null, `creationTimestamp: null`.
 fn zero_object(ty: Ty) -> Value {
+    // Built once per kind: every create compares against it.
+    static ZERO: std::sync::LazyLock<parking_lot::RwLock<std::collections::HashMap<usize, Value>>> =
+        std::sync::LazyLock::new(Default::default);
     match ty {
-        Ty::Builtin(node, _) => zero_struct(node, true),
+        Ty::Builtin(node, _) => {
+            let key = node.schema.map_or(0, |s| std::ptr::from_ref(s) as usize);
+            if let Some(zero) = ZERO.read().get(&key) {
+                return zero.clone();
+            }
+            let zero = zero_struct(node, true);
+            ZERO.write().insert(key, zero.clone());
+            zero
+        }
         _ => Value::Object(Map::new()),
     }
 }

@@ -24,7 +24,7 @@ use serde_json::Value;
 use crate::auth::UserInfo;
 use crate::registry::flowcontrol::bootstrap;
 use crate::server::RequestInfo;
-pub use queueset::{Limit, Permit, QueueSet, Rejected};
+pub use queueset::{Admission, Limit, Permit, QueueSet, Queued, Rejected};
 
 /// Object counts by resource plural, for the width of lists.
 pub type ObjectCounts = Arc<dyn Fn(&str) -> Option<i64> + Send + Sync>;
@@ -336,10 +336,25 @@ impl Apf {
         seats.clamp(1, i64::from(MAX_LIST_SEATS)) as u32
     }
 
-    /// Seats for a classified request, or why it is shed.
-    pub async fn acquire(&self, c: &Classification, seats: u32) -> Result<Permit, Rejected> {
-        let got = c.set.acquire(c.flow, seats, self.wait_limit).await;
-        match &got {
+    /// Seats for a classified request, why it is shed, or a queue place
+    /// to [`Apf::wait`] in.
+    pub fn enter(&self, c: &Classification, seats: u32) -> Admission {
+        let entered = c.set.enter(c.flow, seats);
+        if let Admission::Now(got) = &entered {
+            self.count(c, got);
+        }
+        entered
+    }
+
+    /// Waits in the queue [`Apf::enter`] placed a request in.
+    pub async fn wait(&self, c: &Classification, queued: Queued) -> Result<Permit, Rejected> {
+        let got = queued.wait(self.wait_limit).await;
+        self.count(c, &got);
+        got
+    }
+
+    fn count(&self, c: &Classification, got: &Result<Permit, Rejected>) {
+        match got {
             Ok(_) => {
                 c.dispatched.fetch_add(1, Ordering::Relaxed);
             }
@@ -355,7 +370,6 @@ impl Apf {
                     .or_default() += 1
             }
         }
-        got
     }
 
     /// `apiserver_flowcontrol_*` in the text exposition format.

@@ -131,6 +131,15 @@ impl QueueSet {
         seats: u32,
         wait_limit: Duration,
     ) -> Result<Permit, Rejected> {
+        match self.enter(flow, seats) {
+            Admission::Now(got) => got,
+            Admission::Queued(q) => q.wait(wait_limit).await,
+        }
+    }
+
+    /// Seats at once, a refusal, or a place in a queue: most requests
+    /// find seats free and need no future to wait on.
+    pub fn enter(self: &Arc<Self>, flow: u64, seats: u32) -> Admission {
         let limit = self.seats();
         // A request never needs more seats than the level has.
         let seats = seats.clamp(1, limit.max(1));
@@ -138,23 +147,23 @@ impl QueueSet {
             set: set.clone(),
             seats,
         };
-        let (id, q, rx) = {
+        let (id, queue, rx) = {
             let mut s = self.state.lock();
             let nobody_waits = s.queues.iter().all(|q| q.waiting.is_empty());
             match self.limit {
                 Limit::Exempt => {
                     s.executing += 1;
-                    return Ok(Permit {
+                    return Admission::Now(Ok(Permit {
                         set: self.clone(),
                         seats: 0,
-                    });
+                    }));
                 }
                 _ if nobody_waits && s.in_use + seats <= limit => {
                     s.in_use += seats;
                     s.executing += 1;
-                    return Ok(permit(self));
+                    return Admission::Now(Ok(permit(self)));
                 }
-                Limit::Reject { .. } => return Err(Rejected::ConcurrencyLimit),
+                Limit::Reject { .. } => return Admission::Now(Err(Rejected::ConcurrencyLimit)),
                 Limit::Queue {
                     hand_size,
                     queue_length_limit,
@@ -168,7 +177,7 @@ impl QueueSet {
                         .min_by_key(|&i| s.queues[i].waiting.iter().map(|w| w.seats).sum::<u32>())
                         .unwrap_or(0);
                     if s.queues[q].waiting.len() >= queue_length_limit as usize {
-                        return Err(Rejected::QueueFull);
+                        return Admission::Now(Err(Rejected::QueueFull));
                     }
                     // A queue that was idle starts at the least-served
                     // active queue's mark: idling earns no credit.
@@ -191,12 +200,45 @@ impl QueueSet {
                 }
             }
         };
-        match tokio::time::timeout(wait_limit, rx).await {
-            Ok(Ok(())) => Ok(permit(self)),
+        Admission::Queued(Queued {
+            set: self.clone(),
+            id,
+            queue,
+            seats,
+            rx,
+        })
+    }
+}
+
+/// What [`QueueSet::enter`] decided.
+pub enum Admission {
+    Now(Result<Permit, Rejected>),
+    Queued(Queued),
+}
+
+/// A request's place in a queue, until it is dispatched or gives up.
+pub struct Queued {
+    set: Arc<QueueSet>,
+    id: u64,
+    queue: usize,
+    seats: u32,
+    rx: oneshot::Receiver<()>,
+}
+
+impl Queued {
+    /// Waits at most `wait_limit` to be dispatched.
+    pub async fn wait(mut self, wait_limit: Duration) -> Result<Permit, Rejected> {
+        // Made only once dispatched: dropping a permit gives its seats back.
+        let permit = |q: &Queued| Permit {
+            set: q.set.clone(),
+            seats: q.seats,
+        };
+        match tokio::time::timeout(wait_limit, &mut self.rx).await {
+            Ok(Ok(())) => Ok(permit(&self)),
             _ => {
-                let mut s = self.state.lock();
-                let queue = &mut s.queues[q];
-                match queue.waiting.iter().position(|w| w.id == id) {
+                let mut s = self.set.state.lock();
+                let queue = &mut s.queues[self.queue];
+                match queue.waiting.iter().position(|w| w.id == self.id) {
                     Some(i) => {
                         queue.waiting.remove(i);
                         Err(Rejected::TimedOut)
@@ -204,13 +246,15 @@ impl QueueSet {
                     // Dispatched as the wait ended: the seats are ours.
                     None => {
                         drop(s);
-                        Ok(permit(self))
+                        Ok(permit(&self))
                     }
                 }
             }
         }
     }
+}
 
+impl QueueSet {
     fn release(&self, seats: u32) {
         let mut s = self.state.lock();
         s.in_use = s.in_use.saturating_sub(seats);

@@ -92,6 +92,24 @@ fn ref_name(s: &Map<String, Value>) -> Option<&str> {
         .find_map(|item| item.as_object().and_then(ref_name))
 }
 
+/// What a field's schema resolves to, by the schema's address: every
+/// schema here is leaked, so the address names one field of one type.
+/// Resolving takes a definition lookup by name and a search of the patch
+/// metadata; field management asks it for every field of every write.
+type Resolved = (Node, Option<&'static FieldMeta>);
+static RESOLVED: LazyLock<RwLock<std::collections::HashMap<usize, Resolved>>> =
+    LazyLock::new(Default::default);
+
+fn remembered(schema: &'static Value, resolve: impl FnOnce() -> Resolved) -> Resolved {
+    let key = std::ptr::from_ref(schema) as usize;
+    if let Some(r) = RESOLVED.read().get(&key) {
+        return *r;
+    }
+    let r = resolve();
+    RESOLVED.write().insert(key, r);
+    r
+}
+
 impl Node {
     /// The node of the definition `name`, if kapi has a schema for it.
     pub(crate) fn named(name: &str) -> Option<Node> {
@@ -134,11 +152,13 @@ impl Node {
             .and_then(Value::as_object)
             .and_then(|p| p.get(key))
         {
-            let field_meta = self.name.and_then(|n| meta::lookup(n, key));
-            return (Node::resolve(Some(p)), field_meta);
+            return remembered(p, || {
+                let field_meta = self.name.and_then(|n| meta::lookup(n, key));
+                (Node::resolve(Some(p)), field_meta)
+            });
         }
         match s.get("additionalProperties") {
-            Some(ap) if ap.is_object() => (Node::resolve(Some(ap)), None),
+            Some(ap) if ap.is_object() => remembered(ap, || (Node::resolve(Some(ap)), None)),
             _ => (Node::default(), None),
         }
     }

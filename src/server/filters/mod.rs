@@ -1,7 +1,7 @@
-//! The handler chain: upstream's `DefaultBuildHandlerChain` as tower layers,
+//! The filters of the handler chain (upstream's `DefaultBuildHandlerChain`),
 //! outermost first: panic recovery -> request info -> metrics ->
-//! max-in-flight -> authentication -> audit -> authorization -> timeout.
-//! Each filter is one function; [`build`] stacks them in that order.
+//! authentication -> audit -> flow control -> authorization -> timeout.
+//! Each filter is one function; `handler_chain` runs them in that order.
 
 use std::net::SocketAddr;
 use std::panic::AssertUnwindSafe;
@@ -36,6 +36,15 @@ pub(super) mod names {
     pub const IMPERSONATE_GROUP: HeaderName = HeaderName::from_static("impersonate-group");
     pub const IMPERSONATE_UID: HeaderName = HeaderName::from_static("impersonate-uid");
 }
+
+mod flow_control;
+pub(super) use flow_control::flow_control;
+
+/// A filter's answer: the rest of the chain's future, mapped or wrapped.
+/// Filters are plain functions that return it, not `async fn`s, so a
+/// filter that decides at once (most, for most requests) adds a small
+/// mapping future rather than a state machine holding the request.
+pub(super) type Answer = futures::future::BoxFuture<'static, Response>;
 
 /// What the serving loop knows about the connection a request came on.
 #[derive(Debug, Clone)]
@@ -296,35 +305,46 @@ pub(super) async fn pretty(req: Request, next: Next) -> Response {
     Response::from_parts(parts, axum::body::Body::from(indented))
 }
 
-/// A panic in any handler becomes a logged 500 `Status`, never a dropped connection.
-pub(super) async fn panic_recovery(req: Request, next: Next) -> Response {
+/// A panic in any handler becomes a logged 500 `Status`, never a dropped
+/// connection: in a filter's or handler's first steps, run as the chain
+/// is walked, or later while its future is polled.
+pub(super) fn panic_recovery(req: Request, next: Next) -> Answer {
     // Kept for the log line of a panic; formatted only then.
     let (method, uri) = (req.method().clone(), req.uri().clone());
-    let mut resp = match AssertUnwindSafe(next.run(req)).catch_unwind().await {
-        Ok(resp) => resp,
-        Err(panic) => {
-            let msg = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            let what = format!("{method} {}", uri.path());
-            tracing::error!(request = %what, panic = %msg, "handler panicked");
-            ApiError::internal(format!("the server panicked while handling {what:?}"))
-                .into_response()
-        }
+    use futures::future::Either;
+    let answered = match std::panic::catch_unwind(AssertUnwindSafe(|| next.run(req))) {
+        Ok(answer) => Either::Left(AssertUnwindSafe(answer).catch_unwind()),
+        Err(panic) => Either::Right(std::future::ready(Err(panic))),
     };
-    // upstream's WithCacheControl: API responses are never cached by intermediaries.
-    resp.headers_mut()
-        .entry(header::CACHE_CONTROL)
-        .or_insert(HeaderValue::from_static("no-cache, private"));
-    resp
+    answered
+        .map(move |answered| {
+            let mut resp = match answered {
+                Ok(resp) => resp,
+                Err(panic) => {
+                    let msg = panic
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| panic.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    let what = format!("{method} {}", uri.path());
+                    tracing::error!(request = %what, panic = %msg, "handler panicked");
+                    ApiError::internal(format!("the server panicked while handling {what:?}"))
+                        .into_response()
+                }
+            };
+            // upstream's WithCacheControl: API responses are never cached by intermediaries.
+            resp.headers_mut()
+                .entry(header::CACHE_CONTROL)
+                .or_insert(HeaderValue::from_static("no-cache, private"));
+            resp
+        })
+        .boxed()
 }
 
-pub(super) async fn request_info(mut req: Request, next: Next) -> Response {
+pub(super) fn request_info(mut req: Request, next: Next) -> Answer {
     let info = RequestInfo::parse(req.method(), req.uri().path(), req.uri().query());
     req.extensions_mut().insert(Arc::new(info));
-    next.run(req).await
+    next.run(req)
 }
 
 /// A request carrying the trace header runs inside a [`crate::trace::Trace`]
@@ -415,12 +435,27 @@ fn metric_verb(info: &RequestInfo, req: &Request) -> std::borrow::Cow<'static, s
     }
 }
 
-pub(super) async fn metrics(s: Arc<ChainState>, req: Request, next: Next) -> Response {
+pub(super) fn metrics(s: Arc<ChainState>, req: Request, next: Next) -> Answer {
     let info = info_of(&req);
     let start = Instant::now();
     let verb = metric_verb(&info, &req);
     let dry_run = query_value(req.uri().query(), "dryRun");
-    let resp = next.run(req).await;
+    next.run(req)
+        .map(move |resp| {
+            observe(&s, &info, &verb, dry_run.as_deref(), start, &resp);
+            resp
+        })
+        .boxed()
+}
+
+fn observe(
+    s: &ChainState,
+    info: &RequestInfo,
+    verb: &str,
+    dry_run: Option<&str>,
+    start: Instant,
+    resp: &Response,
+) {
     let labels = if info.is_resource_request {
         RequestLabels {
             component: "apiserver",
@@ -444,92 +479,13 @@ pub(super) async fn metrics(s: Arc<ChainState>, req: Request, next: Next) -> Res
     };
     s.metrics.observe_request(
         RequestLabels {
-            verb: &verb,
-            dry_run: dry_run.as_deref().unwrap_or_default(),
+            verb,
+            dry_run: dry_run.unwrap_or_default(),
             ..labels
         },
         resp.status().as_u16(),
         start.elapsed().as_secs_f64(),
     );
-    resp
-}
-
-/// API Priority and Fairness, or without it max-in-flight limits (with
-/// system:masters exempt, as upstream's fallback).
-pub(super) async fn flow_control(s: Arc<ChainState>, req: Request, next: Next) -> Response {
-    let info = info_of(&req);
-    let Some(user) = req.extensions().get::<Authenticated>().map(|a| &a.user) else {
-        return next.run(req).await;
-    };
-    let Some(apf) = &s.apf else {
-        if info.is_long_running() || user.groups.iter().any(|g| g == "system:masters") {
-            return next.run(req).await;
-        }
-        let pool = if info.is_mutating() {
-            &s.mutating_inflight
-        } else {
-            &s.readonly_inflight
-        };
-        let Ok(_permit) = pool.try_acquire() else {
-            return too_many_requests();
-        };
-        return next.run(req).await;
-    };
-    // Long-running requests other than watches are not limited (upstream).
-    if info.is_long_running() && info.verb != "watch" {
-        return next.run(req).await;
-    }
-    let Some(c) = apf.classify(user, &info) else {
-        return next.run(req).await;
-    };
-    let limit = query_value(req.uri().query(), "limit").and_then(|l| l.parse().ok());
-    let seats = apf.width(&info, limit);
-    let headers = [
-        (names::FLOW_SCHEMA_UID, c.flow_schema_uid.clone()),
-        (names::PRIORITY_LEVEL_UID, c.priority_level_uid.clone()),
-    ];
-    let watch = info.verb == "watch";
-    let mut resp = match apf.acquire(&c, seats).await {
-        // A watch holds its seats while it starts, not while it streams.
-        Ok(permit) if watch => {
-            let resp = next.run(req).await;
-            drop(permit);
-            resp
-        }
-        // Anything else until its body is sent, as a Go handler holds them
-        // while it writes: a big list costs its seats until it is out.
-        Ok(permit) => next.run(req).await.map(|inner| {
-            axum::body::Body::new(KeepAlongside {
-                inner,
-                _held: permit,
-            })
-        }),
-        Err(_) => too_many_requests(),
-    };
-    for (name, value) in headers {
-        if let Some(v) = value {
-            resp.headers_mut().insert(name, v);
-        }
-    }
-    resp
-}
-
-/// Upstream's answer to a shed request: plain text and `Retry-After`.
-fn too_many_requests() -> Response {
-    let mut resp = (
-        http::StatusCode::TOO_MANY_REQUESTS,
-        [
-            (header::CONTENT_TYPE, "text/plain; charset=utf-8"),
-            (header::RETRY_AFTER, "1"),
-        ],
-        "Too many requests, please try again later.\n",
-    )
-        .into_response();
-    resp.headers_mut().insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
-    );
-    resp
 }
 
 fn bearer_token(req: &Request) -> Option<String> {
@@ -544,20 +500,44 @@ fn bearer_token(req: &Request) -> Option<String> {
     (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then(|| token.to_string())
 }
 
-pub(super) async fn authentication(s: Arc<ChainState>, mut req: Request, next: Next) -> Response {
+pub(super) fn authentication(s: Arc<ChainState>, req: Request, next: Next) -> Answer {
     let token = bearer_token(&req);
-    let creds = Credentials {
+    let creds = credentials(&req, token.as_deref());
+    let began = crate::trace::start();
+    let token = match s.authenticator.authenticate_now(&creds) {
+        crate::auth::Identified::Now(decided) => {
+            return authenticated(&s, began, decided, req, next)
+        }
+        // Only a token that needs a lookup makes this filter wait.
+        crate::auth::Identified::Token(t) => t.to_string(),
+    };
+    Box::pin(async move {
+        let decided = s.authenticator.token_user(&token).await;
+        authenticated(&s, began, decided, req, next).await
+    })
+}
+
+fn credentials<'r>(req: &'r Request, bearer_token: Option<&'r str>) -> Credentials<'r> {
+    Credentials {
         client_cert: req
             .extensions()
             .get::<ConnInfo>()
             .and_then(|c| c.client_cert.as_ref()),
-        bearer_token: token.as_deref(),
+        bearer_token,
         headers: Some(req.headers()),
-    };
-    let began = crate::trace::start();
-    let authenticated = s.authenticator.authenticate(&creds).await;
-    crate::trace::result(began, "authentication", &authenticated, || {
-        authenticated.as_ref().map_or(serde_json::Value::Null, |u| {
+    }
+}
+
+/// The request handed on as the user it was found to be, or refused.
+fn authenticated(
+    s: &ChainState,
+    began: Option<std::time::Instant>,
+    decided: Result<Authenticated, crate::auth::AuthenticationError>,
+    mut req: Request,
+    next: Next,
+) -> Answer {
+    crate::trace::result(began, "authentication", &decided, || {
+        decided.as_ref().map_or(serde_json::Value::Null, |u| {
             serde_json::json!({
                 "user": u.user.name,
                 "groups": u.user.groups,
@@ -565,7 +545,7 @@ pub(super) async fn authentication(s: Arc<ChainState>, mut req: Request, next: N
             })
         })
     });
-    match authenticated {
+    match decided {
         Ok(user) => {
             // Credentials stop here; nothing behind the filter needs them.
             req.headers_mut().remove(header::AUTHORIZATION);
@@ -581,17 +561,17 @@ pub(super) async fn authentication(s: Arc<ChainState>, mut req: Request, next: N
                 }
             }
             req.extensions_mut().insert(user);
-            next.run(req).await
+            next.run(req)
         }
         Err(e) => {
             tracing::debug!(path = %req.uri().path(), error = %e, "unable to authenticate the request");
-            ApiError::unauthorized().into_response()
+            Box::pin(std::future::ready(ApiError::unauthorized().into_response()))
         }
     }
 }
 
-pub(super) async fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> Response {
-    use super::audit::{self as audit_log, Level};
+pub(super) fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> Answer {
+    use super::audit::Level;
     // A v4 UUID from the thread-local generator: no system call per request.
     let audit_id = uuid::Builder::from_random_bytes(rand::random())
         .into_uuid()
@@ -604,23 +584,43 @@ pub(super) async fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> R
         v
     });
     req.extensions_mut().insert(AuditId(audit_id.clone()));
-    let with_id = |mut resp: Response| {
-        if let Some(v) = header_value.clone() {
+    let with_id = move |mut resp: Response| {
+        if let Some(v) = header_value {
             resp.headers_mut().insert(names::AUDIT_ID, v);
         }
         resp
     };
-    let Some(auditor) = s.audit.as_ref() else {
-        return with_id(next.run(req).await);
-    };
-    let Some(user) = req.extensions().get::<Authenticated>().cloned() else {
-        return with_id(next.run(req).await);
+    let logged = s.audit.as_ref().and_then(|auditor| {
+        let user = req.extensions().get::<Authenticated>()?;
+        let (level, omit) = auditor.policy.evaluate(&info_of(&req), &user.user);
+        (level != Level::None).then_some((level, omit))
+    });
+    match logged {
+        None => next.run(req).map(with_id).boxed(),
+        Some((level, omit)) => audit_logged(s, audit_id, level, omit, req, next)
+            .map(with_id)
+            .boxed(),
+    }
+}
+
+/// A request the audit policy logs: its events written as it is received,
+/// as its response starts or completes.
+async fn audit_logged(
+    s: Arc<ChainState>,
+    audit_id: String,
+    level: super::audit::Level,
+    omit: Vec<String>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    use super::audit::{self as audit_log, Level};
+    let (Some(auditor), Some(user)) = (
+        s.audit.as_ref(),
+        req.extensions().get::<Authenticated>().cloned(),
+    ) else {
+        return next.run(req).await;
     };
     let info = info_of(&req);
-    let (level, omit) = auditor.policy.evaluate(&info, &user.user);
-    if level == Level::None {
-        return with_id(next.run(req).await);
-    }
     let received = audit_log::now_micro();
     let uri = req.uri().to_string();
     let ua = req
@@ -662,16 +662,12 @@ pub(super) async fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> R
     let writes_object = matches!(*req.method(), http::Method::POST | http::Method::PUT);
     if writes_object || (level >= Level::Request && *req.method() == http::Method::PATCH) {
         if let Some(e) = crate::endpoints::declared_too_large(req.headers()) {
-            return with_id(e.into_response());
+            return e.into_response();
         }
         let (parts, body) = req.into_parts();
         let bytes = match axum::body::to_bytes(body, crate::endpoints::MAX_BODY_BYTES).await {
             Ok(b) => b,
-            Err(_) => {
-                return with_id(
-                    ApiError::too_large(crate::endpoints::MAX_BODY_BYTES).into_response(),
-                )
-            }
+            Err(_) => return ApiError::too_large(crate::endpoints::MAX_BODY_BYTES).into_response(),
         };
         request_object = serde_json::from_slice::<serde_json::Value>(&bytes).ok();
         if writes_object {
@@ -700,7 +696,7 @@ pub(super) async fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> R
                 annotations,
             ));
         }
-        return with_id(resp);
+        return resp;
     }
     let mut response_object = None;
     let resp = if level == Level::RequestResponse {
@@ -723,15 +719,77 @@ pub(super) async fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> R
             annotations,
         ));
     }
-    with_id(resp)
+    resp
 }
 
 /// The audit ID of a request, also sent back in the `Audit-Id` header.
 #[derive(Debug, Clone)]
 pub struct AuditId(pub String);
 
-pub(super) async fn authorization(s: Arc<ChainState>, req: Request, next: Next) -> Response {
+pub(super) fn authorization(s: Arc<ChainState>, req: Request, next: Next) -> Answer {
     let info = info_of(&req);
+    // Most requests are allowed by what the server holds (RBAC, the
+    // privileged groups): handed on at once. Anything else (a refusal to
+    // look at again, a remote authorizer) goes the whole way below.
+    let allowed = req.extensions().get::<Authenticated>().and_then(|user| {
+        let attrs = attributes(&info, &user.user);
+        let began = crate::trace::start();
+        match s.authorizer.authorize_now(&attrs)? {
+            Decision::Allow(reason) => {
+                crate::trace::stage(
+                    began,
+                    "authorization",
+                    "ok",
+                    || serde_json::json!({"decision": "allow", "reason": reason}),
+                );
+                Some(reason)
+            }
+            Decision::Deny(_) | Decision::NoOpinion => None,
+        }
+    });
+    match allowed {
+        Some(reason) => allow(reason, req, next),
+        None => Box::pin(authorize(s, info, req, next)),
+    }
+}
+
+fn attributes<'a>(info: &'a RequestInfo, user: &'a crate::auth::UserInfo) -> Attributes<'a> {
+    Attributes {
+        user: Some(user),
+        verb: &info.verb,
+        resource_request: info.is_resource_request,
+        path: &info.path,
+        api_group: &info.api_group,
+        api_version: &info.api_version,
+        namespace: &info.namespace,
+        resource: &info.resource,
+        subresource: &info.subresource,
+        name: &info.name,
+    }
+}
+
+/// The request handed on, its answer marked with why it was allowed
+/// (for the audit filter).
+fn allow(reason: String, req: Request, next: Next) -> Answer {
+    next.run(req)
+        .map(move |mut resp| {
+            resp.extensions_mut().insert(AuthzDecision {
+                decision: "allow",
+                reason,
+            });
+            resp
+        })
+        .boxed()
+}
+
+/// The decision with remote authorizers asked, and a refusal decided
+/// again once the policy caches have caught up.
+async fn authorize(
+    s: Arc<ChainState>,
+    info: Arc<RequestInfo>,
+    req: Request,
+    next: Next,
+) -> Response {
     // The user is borrowed from the request while the decision is made;
     // the request moves on only once it is allowed.
     // Ok(the reason it is allowed), or the refusal to answer with.
@@ -739,18 +797,7 @@ pub(super) async fn authorization(s: Arc<ChainState>, req: Request, next: Next) 
         let Some(user) = req.extensions().get::<Authenticated>() else {
             return ApiError::unauthorized().into_response();
         };
-        let attrs = Attributes {
-            user: Some(&user.user),
-            verb: &info.verb,
-            resource_request: info.is_resource_request,
-            path: &info.path,
-            api_group: &info.api_group,
-            api_version: &info.api_version,
-            namespace: &info.namespace,
-            resource: &info.resource,
-            subresource: &info.subresource,
-            name: &info.name,
-        };
+        let attrs = attributes(&info, &user.user);
         let began = crate::trace::start();
         let mut decision = s.authorizer.authorize_async(&attrs).await;
         if !matches!(decision, Decision::Allow(_)) {
@@ -785,14 +832,7 @@ pub(super) async fn authorization(s: Arc<ChainState>, req: Request, next: Next) 
     };
     match verdict {
         Err(refusal) => refusal,
-        Ok(reason) => {
-            let mut resp = next.run(req).await;
-            resp.extensions_mut().insert(AuthzDecision {
-                decision: "allow",
-                reason,
-            });
-            resp
-        }
+        Ok(reason) => allow(reason, req, next).await,
     }
 }
 
@@ -839,10 +879,10 @@ pub(super) fn nosniff(mut resp: Response) -> Response {
 }
 
 /// upstream's WithTimeoutForNonLongRunningRequests; `?timeout=` may shorten it.
-pub(super) async fn timeout(s: Arc<ChainState>, req: Request, next: Next) -> Response {
+pub(super) fn timeout(s: Arc<ChainState>, req: Request, next: Next) -> Answer {
     let info = info_of(&req);
     if info.is_long_running() {
-        return next.run(req).await;
+        return next.run(req);
     }
     let mut limit = s.request_timeout;
     if let Some(t) = query_value(req.uri().query(), "timeout").filter(|t| !t.is_empty()) {
@@ -853,19 +893,22 @@ pub(super) async fn timeout(s: Arc<ChainState>, req: Request, next: Next) -> Res
             Ok(_) if t.starts_with('-') => {}
             Ok(asked) if !asked.is_zero() && asked < limit => limit = asked,
             Ok(_) => {}
-            Err(_) => {
-                return ApiError::bad_request(format!(
+            Err(_) => return Box::pin(std::future::ready(
+                ApiError::bad_request(format!(
                     "invalid timeout specified in the request URL - time: invalid duration {t:?}"
                 ))
-                .into_response()
-            }
+                .into_response(),
+            )),
         }
     }
-    match tokio::time::timeout(limit, next.run(req)).await {
-        Ok(resp) => resp,
-        Err(_) => ApiError::timeout(
-            "request did not complete within requested timeout - context deadline exceeded",
-        )
-        .into_response(),
-    }
+    tokio::time::timeout(limit, next.run(req))
+        .map(|answered| {
+            answered.unwrap_or_else(|_| {
+                ApiError::timeout(
+                    "request did not complete within requested timeout - context deadline exceeded",
+                )
+                .into_response()
+            })
+        })
+        .boxed()
 }
