@@ -74,7 +74,9 @@ impl ResourceHandler {
         (r.owner == self.owner).then_some(r)
     }
 
-    pub async fn serve(&self, req: Request, info: Arc<RequestInfo>) -> Response {
+    /// Owns its handler (an `Arc`), so the chain boxes this future as it
+    /// is rather than a wrapper that holds it, moved once more.
+    pub async fn serve(self: Arc<Self>, req: Request, info: Arc<RequestInfo>) -> Response {
         // Kept for an error's encoding, negotiated only when there is one.
         let accept = req.headers().get(header::ACCEPT).cloned();
         match self.handle(req, &info).await {

@@ -172,8 +172,7 @@ impl GenericServer {
             };
             if let Some(h) = resources.as_ref() {
                 if h.owns(&info).is_some() {
-                    let h = h.clone();
-                    return Box::pin(async move { h.serve(req, info).await });
+                    return Box::pin(h.clone().serve(req, info));
                 }
             }
             delegate.serve(req, info)

@@ -893,12 +893,14 @@ pub(super) fn timeout(s: Arc<ChainState>, req: Request, next: Next) -> Answer {
             Ok(_) if t.starts_with('-') => {}
             Ok(asked) if !asked.is_zero() && asked < limit => limit = asked,
             Ok(_) => {}
-            Err(_) => return Box::pin(std::future::ready(
-                ApiError::bad_request(format!(
+            Err(_) => {
+                return Box::pin(std::future::ready(
+                    ApiError::bad_request(format!(
                     "invalid timeout specified in the request URL - time: invalid duration {t:?}"
                 ))
-                .into_response(),
-            )),
+                    .into_response(),
+                ))
+            }
         }
     }
     tokio::time::timeout(limit, next.run(req))
