@@ -3,9 +3,13 @@
 //! 32 clients in namespace `default`, each printed as a rate.
 //!   cargo bench --bench probe -- KUBECONFIG creates|gets|lists N [PREFIX]
 //!   cargo bench --bench probe -- ETCD-URL raw-etcd N
+//!   cargo bench --bench probe -- KUBECONFIG fanout CHANGES [WATCHERS]
 //! Gets read the names a creates run with the same PREFIX wrote; lists
 //! take `?limit=PREFIX` when PREFIX is a number. `raw-etcd` is bench/run's
-//! raw etcd phase: N create-if-absent transactions, then one prefix delete.
+//! raw etcd phase: N create-if-absent transactions, then their deletes.
+//! `fanout` is its watch fan-out: WATCHERS (1,000) watches on 32
+//! connections, CHANGES creates one at a time, each printed as the time
+//! until every watcher had it.
 
 mod common;
 
@@ -27,6 +31,25 @@ async fn run(args: &[String]) -> Result<()> {
     let prefix = rest.first().map_or("p", String::as_str);
     let t = Target::from_kubeconfig(std::path::Path::new(kubeconfig))?;
     let conns = t.connect_many(CLIENTS).await?;
+    if what == "fanout" {
+        let watchers = rest
+            .first()
+            .map_or(Ok(1000), |w| w.parse())
+            .context("WATCHERS")?;
+        let writer = t.connect().await?;
+        let f = common::fanout(&t, &conns, &writer, "default", watchers, n, 0, |k| {
+            common::configmap_json(&format!("fan-{k}-{}", std::process::id()))
+        })
+        .await?;
+        let p = |q: f64| common::pct(&f.all_ms, q);
+        println!(
+            "fanout of {n} changes to {watchers} watchers: all had it after p50 {:.2} ms, p99 {:.2} ms; {} missing",
+            p(0.5),
+            p(0.99),
+            f.missing
+        );
+        return Ok(());
+    }
     let coll = "/api/v1/namespaces/default/configmaps";
     let op = match what.as_str() {
         "creates" => Op {

@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod audit_webhook;
 pub mod chain;
+mod coalesce;
 pub mod debug_flags;
 pub mod filters;
 pub mod flowcontrol;
