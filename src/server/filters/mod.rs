@@ -570,7 +570,7 @@ fn authenticated(
     }
 }
 
-pub(super) fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> Answer {
+pub(super) fn audit(s: Arc<ChainState>, req: Request, next: Next) -> Answer {
     use super::audit::Level;
     // A v4 UUID from the thread-local generator: no system call per request.
     let audit_id = uuid::Builder::from_random_bytes(rand::random())
@@ -583,7 +583,6 @@ pub(super) fn audit(s: Arc<ChainState>, mut req: Request, next: Next) -> Answer 
         v.set_sensitive(true);
         v
     });
-    req.extensions_mut().insert(AuditId(audit_id.clone()));
     let with_id = move |mut resp: Response| {
         if let Some(v) = header_value {
             resp.headers_mut().insert(names::AUDIT_ID, v);
@@ -722,10 +721,6 @@ async fn audit_logged(
     resp
 }
 
-/// The audit ID of a request, also sent back in the `Audit-Id` header.
-#[derive(Debug, Clone)]
-pub struct AuditId(pub String);
-
 pub(super) fn authorization(s: Arc<ChainState>, req: Request, next: Next) -> Answer {
     let info = info_of(&req);
     // Most requests are allowed by what the server holds (RBAC, the
@@ -748,7 +743,7 @@ pub(super) fn authorization(s: Arc<ChainState>, req: Request, next: Next) -> Ans
         }
     });
     match allowed {
-        Some(reason) => allow(reason, req, next),
+        Some(reason) => allow(&s, reason, req, next),
         None => Box::pin(authorize(s, info, req, next)),
     }
 }
@@ -768,9 +763,12 @@ fn attributes<'a>(info: &'a RequestInfo, user: &'a crate::auth::UserInfo) -> Att
     }
 }
 
-/// The request handed on, its answer marked with why it was allowed
-/// (for the audit filter).
-fn allow(reason: String, req: Request, next: Next) -> Answer {
+/// The request handed on, its answer marked with why it was allowed when
+/// the audit filter may record it.
+fn allow(s: &ChainState, reason: String, req: Request, next: Next) -> Answer {
+    if s.audit.is_none() {
+        return next.run(req);
+    }
     next.run(req)
         .map(move |mut resp| {
             resp.extensions_mut().insert(AuthzDecision {
@@ -832,7 +830,7 @@ async fn authorize(
     };
     match verdict {
         Err(refusal) => refusal,
-        Ok(reason) => allow(reason, req, next).await,
+        Ok(reason) => allow(&s, reason, req, next).await,
     }
 }
 
