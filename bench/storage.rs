@@ -9,6 +9,8 @@
 #[allow(dead_code)]
 mod etcd;
 
+mod common;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -63,19 +65,8 @@ async fn raw_etcd_rate(endpoints: &[String], prefix: &str, total: usize) -> f64 
         let (mut c, prefix) = (client.clone(), prefix.to_string());
         tasks.push(tokio::spawn(async move {
             for i in 0..per {
-                let key = format!("{prefix}{}", w * per + i);
-                let txn = etcd_client::Txn::new()
-                    .when([etcd_client::Compare::mod_revision(
-                        key.clone(),
-                        etcd_client::CompareOp::Equal,
-                        0,
-                    )])
-                    .and_then([etcd_client::TxnOp::put(
-                        key.clone(),
-                        value(i).to_vec(),
-                        None,
-                    )])
-                    .or_else([etcd_client::TxnOp::get(key, None)]);
+                let txn =
+                    common::create_if_absent(format!("{prefix}{}", w * per + i), value(i).to_vec());
                 c.txn(txn).await.expect("txn");
             }
         }));

@@ -1029,6 +1029,19 @@ pub fn configmap_json(name: &str) -> Bytes {
     ))
 }
 
+/// A create as kapi (and kube-apiserver) writes it to etcd: one
+/// transaction that puts `key` if it has never been written, else reads it.
+pub fn create_if_absent(key: String, value: Vec<u8>) -> etcd_client::Txn {
+    etcd_client::Txn::new()
+        .when([etcd_client::Compare::mod_revision(
+            key.clone(),
+            etcd_client::CompareOp::Equal,
+            0,
+        )])
+        .and_then([etcd_client::TxnOp::put(key.clone(), value, None)])
+        .or_else([etcd_client::TxnOp::get(key, None)])
+}
+
 /// Transactional 1 KiB puts (create-if-absent, as kapi's create) straight
 /// through the etcd-client crate, one client shared by `clients` tasks.
 pub async fn raw_etcd(
@@ -1057,19 +1070,7 @@ pub async fn raw_etcd(
                 if i >= total {
                     break;
                 }
-                let key = format!("{prefix}{i}");
-                let txn = etcd_client::Txn::new()
-                    .when([etcd_client::Compare::mod_revision(
-                        key.clone(),
-                        etcd_client::CompareOp::Equal,
-                        0,
-                    )])
-                    .and_then([etcd_client::TxnOp::put(
-                        key.clone(),
-                        values[i].clone(),
-                        None,
-                    )])
-                    .or_else([etcd_client::TxnOp::get(key, None)]);
+                let txn = create_if_absent(format!("{prefix}{i}"), values[i].clone());
                 let t = Instant::now();
                 match c.txn(txn).await {
                     Ok(r) if r.succeeded() => lat.push(t.elapsed().as_micros() as u32),
