@@ -270,6 +270,10 @@ impl Default for Catalog {
 #[derive(Debug, Default)]
 struct CatalogInner {
     by_gvr: BTreeMap<(String, String, String), Arc<Resource>>,
+    /// The same entries hashed: every request looks its resource up (once
+    /// per server it passes), and a search of the ordered map compares
+    /// about twenty keys of three strings each (3% of a GET's time).
+    hashed: GvrMap<Arc<Resource>>,
     /// Groups in the order they were first added: built-ins in upstream's
     /// priority order, then custom groups as they come.
     groups: Vec<String>,
@@ -299,6 +303,13 @@ impl GvrKey for (&str, &str, &str) {
         *self
     }
 }
+
+/// A map by group/version/resource searched on the request path: hashed
+/// with foldhash, which is several times quicker than the standard
+/// library's SipHash on keys this short; they come from the catalog and
+/// CRDs, not from clients, so a flooding attack has nothing to aim at.
+pub type GvrMap<V> =
+    std::collections::HashMap<(String, String, String), V, foldhash::fast::FixedState>;
 
 impl<'a> std::borrow::Borrow<dyn GvrKey + 'a> for (String, String, String) {
     fn borrow(&self) -> &(dyn GvrKey + 'a) {
@@ -349,10 +360,10 @@ impl Catalog {
         if !inner.groups.contains(&r.group) {
             inner.groups.push(r.group.clone());
         }
-        inner.by_gvr.insert(
-            (r.group.clone(), r.version.clone(), r.plural.clone()),
-            Arc::new(r),
-        );
+        let key = (r.group.clone(), r.version.clone(), r.plural.clone());
+        let r = Arc::new(r);
+        inner.hashed.insert(key.clone(), r.clone());
+        inner.by_gvr.insert(key, r);
         inner.generation += 1;
         self.changes.send_replace(inner.generation);
     }
@@ -381,9 +392,9 @@ impl Catalog {
 
     pub fn remove(&self, group: &str, version: &str, plural: &str) {
         let mut inner = self.inner.write();
-        inner
-            .by_gvr
-            .remove(&(group.to_string(), version.to_string(), plural.to_string()));
+        let key: &dyn GvrKey = &(group, version, plural);
+        inner.hashed.remove(key);
+        inner.by_gvr.remove(key);
         inner.generation += 1;
         self.changes.send_replace(inner.generation);
     }
@@ -401,7 +412,7 @@ impl Catalog {
             return None;
         }
         inner
-            .by_gvr
+            .hashed
             .get(&(group, version, plural) as &dyn GvrKey)
             .cloned()
     }
@@ -410,7 +421,7 @@ impl Catalog {
     pub fn get_stored(&self, group: &str, version: &str, plural: &str) -> Option<Arc<Resource>> {
         self.inner
             .read()
-            .by_gvr
+            .hashed
             .get(&(group, version, plural) as &dyn GvrKey)
             .cloned()
     }

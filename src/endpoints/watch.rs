@@ -3,6 +3,7 @@
 //! when asked. Its own file because a watch is a long-running stream, not a
 //! request and an answer.
 
+use std::future::Future as _;
 use std::time::Duration;
 
 use axum::body::Body;
@@ -36,36 +37,92 @@ fn watch_event(
     )))
 }
 /// A watch being served: its cache watcher, what ends it, and how its
-/// events are written.
+/// events are written. A stream of its own rather than a `select!` per
+/// event: one change to a thousand watchers is a thousand of these polls,
+/// and each looks at its next event first and at what ends it only when
+/// there is none (or every [`END_CHECK_EVERY`] events, so a watch flooded
+/// with events still stops at its deadline).
 struct Watching<F> {
     rx: crate::storage::cacher::CacheWatch,
     deadline: std::pin::Pin<Box<tokio::time::Sleep>>,
     stop: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
-    terminated: std::pin::Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
+    stopping: tokio_util::sync::CancellationToken,
     encode: F,
+    /// Events delivered since the end was last looked at.
+    unchecked: u32,
+    /// The waker the deadline and the stop were last polled with: they
+    /// wake it when they come, so right after an event (the sender polls
+    /// again at once for the next) they need only be looked at, not
+    /// polled again.
+    armed: Option<std::task::Waker>,
+    just_delivered: bool,
+    done: bool,
 }
 
-impl<F> Watching<F>
+const END_CHECK_EVERY: u32 = 64;
+
+impl<F> Watching<F> {
+    /// Whether the timeout passed or the server is stopping (and if not,
+    /// both wake this task when they come).
+    fn ended(&mut self, cx: &mut std::task::Context<'_>) -> bool {
+        self.unchecked = 0;
+        if !self.armed.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            self.armed = Some(cx.waker().clone());
+        }
+        self.deadline.as_mut().poll(cx).is_ready() || self.stop.as_mut().poll(cx).is_ready()
+    }
+
+    /// Whether the end needs polling on a poll that found no event: not
+    /// when the last poll delivered one and the end already holds this
+    /// task's waker, unless it has come (its wake-up may have gone to a
+    /// poll that did not reach this stream, e.g. one waiting for flow
+    /// control).
+    fn may_have_ended(&mut self, cx: &std::task::Context<'_>) -> bool {
+        !(std::mem::take(&mut self.just_delivered)
+            && self.armed.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
+            && !self.deadline.is_elapsed()
+            && !self.stopping.is_cancelled())
+    }
+}
+
+impl<F> futures::Stream for Watching<F>
 where
-    F: FnMut(&WatchMessage) -> Option<Result<Bytes, crate::api::protobuf::EncodeError>>,
+    F: FnMut(&WatchMessage) -> Option<Result<Bytes, crate::api::protobuf::EncodeError>> + Unpin,
 {
+    type Item = Result<Bytes, std::io::Error>;
+
     /// The next event's bytes; `None` once the watch is over (its timeout,
     /// the server's stop, the cache cutting it off, or an event that
     /// cannot be written).
-    async fn next_line(&mut self) -> Option<Bytes> {
-        let msg = tokio::select! {
-            _ = &mut self.deadline => return None,
-            _ = &mut self.stop => return None,
-            _ = &mut self.terminated => return None,
-            m = self.rx.recv() => m?,
-        };
-        match (self.encode)(&msg)? {
-            Ok(line) => Some(line),
-            Err(e) => {
-                tracing::warn!(error = %e, "a watch event could not be encoded; the watch ends");
-                None
-            }
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        use std::task::Poll;
+        let this = &mut *self;
+        if this.done || (this.unchecked >= END_CHECK_EVERY && this.ended(cx)) {
+            this.done = true;
+            return Poll::Ready(None);
         }
+        let line = match this.rx.poll_recv(cx) {
+            Poll::Pending if this.may_have_ended(cx) && this.ended(cx) => None,
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(None) => None,
+            Poll::Ready(Some(msg)) => {
+                this.unchecked += 1;
+                match (this.encode)(&msg) {
+                    Some(Ok(line)) => Some(line),
+                    Some(Err(e)) => {
+                        tracing::warn!(error = %e, "a watch event could not be encoded; the watch ends");
+                        None
+                    }
+                    None => None,
+                }
+            }
+        };
+        this.done = line.is_none();
+        this.just_delivered = !this.done;
+        Poll::Ready(line.map(Ok))
     }
 }
 
@@ -243,21 +300,17 @@ impl ResourceHandler {
                 Box::pin(futures::stream::iter(frame.map(Ok)))
             }
             Err(e) => return Err(e),
-            Ok(rx) => {
-                let state = Watching {
-                    deadline: Box::pin(tokio::time::sleep_until(deadline)),
-                    stop: Box::pin(self.stop.clone().cancelled_owned()),
-                    // Cut off by the cache for falling behind: end now, so
-                    // its stale backlog is neither sent nor kept.
-                    terminated: Box::pin(rx.terminated().cancelled_owned()),
-                    rx,
-                    encode,
-                };
-                Box::pin(futures::stream::unfold(state, |mut st| async move {
-                    let line = st.next_line().await?;
-                    Some((Ok(line), st))
-                }))
-            }
+            Ok(rx) => Box::pin(Watching {
+                deadline: Box::pin(tokio::time::sleep_until(deadline)),
+                stop: Box::pin(self.stop.clone().cancelled_owned()),
+                stopping: self.stop.clone(),
+                rx,
+                encode,
+                unchecked: 0,
+                armed: None,
+                just_delivered: false,
+                done: false,
+            }),
         };
         let mut resp = Response::new(Body::from_stream(stream));
         let content_type = match encoding {
@@ -271,5 +324,162 @@ impl ResourceHandler {
             HeaderValue::from_static("chunked"),
         );
         Ok(resp)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use bytes::Bytes;
+    use futures::{FutureExt as _, StreamExt as _};
+    use tokio::sync::mpsc;
+    use tokio_util::sync::CancellationToken;
+
+    use super::{Watching, END_CHECK_EVERY};
+    use crate::storage::cacher::{CacheWatch, WatchMessage};
+
+    type Encode = fn(&WatchMessage) -> Option<Result<Bytes, crate::api::protobuf::EncodeError>>;
+
+    struct Setup {
+        tx: mpsc::Sender<WatchMessage>,
+        stop: CancellationToken,
+        terminated: Arc<AtomicBool>,
+        watching: Watching<Encode>,
+    }
+
+    fn setup(timeout: Duration) -> Setup {
+        let (tx, rx) = mpsc::channel(4 * END_CHECK_EVERY as usize);
+        let stop = CancellationToken::new();
+        let terminated = Arc::new(AtomicBool::new(false));
+        let encode: Encode = |m| match m {
+            WatchMessage::Bookmark(rv) => Some(Ok(Bytes::from(rv.to_string()))),
+            _ => None,
+        };
+        let watching = Watching {
+            rx: CacheWatch::new(rx, terminated.clone()),
+            deadline: Box::pin(tokio::time::sleep(timeout)),
+            stop: Box::pin(stop.clone().cancelled_owned()),
+            stopping: stop.clone(),
+            encode,
+            unchecked: 0,
+            armed: None,
+            just_delivered: false,
+            done: false,
+        };
+        Setup {
+            tx,
+            stop,
+            terminated,
+            watching,
+        }
+    }
+
+    /// Everything the stream gives without waiting, and whether it ended.
+    fn drain(w: &mut Watching<Encode>) -> (Vec<Bytes>, bool) {
+        let mut got = Vec::new();
+        loop {
+            match w.next().now_or_never() {
+                Some(Some(Ok(b))) => got.push(b),
+                Some(Some(Err(e))) => panic!("{e}"),
+                Some(None) => return (got, true),
+                None => return (got, false),
+            }
+        }
+    }
+
+    /// A deadline this close has passed once [`past_it`] returns.
+    const SOON: Duration = Duration::from_millis(20);
+
+    async fn past_it() {
+        tokio::time::sleep(SOON * 5).await;
+    }
+
+    #[tokio::test]
+    async fn events_flow_until_something_ends_it() {
+        let mut s = setup(Duration::from_secs(600));
+        for rv in 1..=3 {
+            s.tx.send(WatchMessage::Bookmark(rv)).await.unwrap();
+        }
+        let (got, ended) = drain(&mut s.watching);
+        assert_eq!(got, vec!["1", "2", "3"]);
+        assert!(!ended, "nothing has ended it yet");
+        s.tx.send(WatchMessage::Bookmark(4)).await.unwrap();
+        assert_eq!(drain(&mut s.watching), (vec![Bytes::from("4")], false));
+    }
+
+    #[tokio::test]
+    async fn its_deadline_ends_it() {
+        let mut s = setup(SOON);
+        assert_eq!(drain(&mut s.watching), (vec![], false));
+        past_it().await;
+        assert_eq!(drain(&mut s.watching), (vec![], true));
+    }
+
+    #[tokio::test]
+    async fn a_deadline_that_came_while_the_stream_was_not_polled_ends_it() {
+        // The last poll delivered an event (so the next one would skip
+        // polling the deadline); the deadline's wake-up then went to a
+        // poll that never reached the stream (HTTP/2 flow control).
+        let mut s = setup(SOON);
+        s.tx.send(WatchMessage::Bookmark(1)).await.unwrap();
+        let (got, _) = drain(&mut s.watching);
+        assert_eq!(got.len(), 1);
+        s.tx.send(WatchMessage::Bookmark(2)).await.unwrap();
+        assert!(matches!(
+            s.watching.next().now_or_never(),
+            Some(Some(Ok(_)))
+        ));
+        past_it().await;
+        assert_eq!(drain(&mut s.watching), (vec![], true));
+    }
+
+    #[tokio::test]
+    async fn a_flood_of_events_does_not_hold_off_the_deadline() {
+        let mut s = setup(SOON);
+        assert_eq!(drain(&mut s.watching), (vec![], false));
+        for rv in 0..3 * END_CHECK_EVERY as i64 {
+            s.tx.send(WatchMessage::Bookmark(rv)).await.unwrap();
+        }
+        past_it().await;
+        let (got, ended) = drain(&mut s.watching);
+        assert!(ended);
+        assert!(
+            got.len() <= END_CHECK_EVERY as usize,
+            "{} events after the deadline",
+            got.len()
+        );
+    }
+
+    #[tokio::test]
+    async fn the_servers_stop_ends_it() {
+        let mut s = setup(Duration::from_secs(600));
+        s.tx.send(WatchMessage::Bookmark(1)).await.unwrap();
+        assert_eq!(drain(&mut s.watching).0.len(), 1);
+        s.stop.cancel();
+        assert_eq!(drain(&mut s.watching), (vec![], true));
+    }
+
+    #[tokio::test]
+    async fn a_watcher_cut_off_by_the_cache_drops_its_backlog() {
+        let mut s = setup(Duration::from_secs(600));
+        for rv in 1..=5 {
+            s.tx.send(WatchMessage::Bookmark(rv)).await.unwrap();
+        }
+        s.terminated.store(true, Ordering::Release);
+        drop(s.tx);
+        assert_eq!(drain(&mut s.watching), (vec![], true));
+    }
+
+    #[tokio::test]
+    async fn an_event_that_cannot_be_written_ends_it() {
+        let mut s = setup(Duration::from_secs(600));
+        s.tx.send(WatchMessage::Bookmark(1)).await.unwrap();
+        s.tx.send(WatchMessage::InitialEventsEnd(2)).await.unwrap();
+        s.tx.send(WatchMessage::Bookmark(3)).await.unwrap();
+        let (got, ended) = drain(&mut s.watching);
+        assert_eq!((got, ended), (vec![Bytes::from("1")], true));
     }
 }

@@ -81,7 +81,7 @@ pub struct Registries {
     pub catalog: Catalog,
     pub cachers: CacherSet,
     prefix: String,
-    by_gvr: Arc<RwLock<HashMap<(String, String, String), Arc<Registry>>>>,
+    by_gvr: Arc<RwLock<crate::api::catalog::GvrMap<Arc<Registry>>>>,
     allocators: Arc<RwLock<HashMap<(String, String), Arc<dyn Allocator>>>>,
     admission: Arc<RwLock<admission::Chain>>,
 }

@@ -2,7 +2,7 @@
 //! latency histogram with upstream's names and labels, and gauges fed by
 //! other parts (storage object counts).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 use std::sync::Arc;
 
@@ -34,6 +34,13 @@ pub struct RequestLabels<'a> {
 /// (which is the order they are rendered in).
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 struct StoredLabels([Box<str>; 8]);
+
+/// Hashed as the borrowed labels are, as `Borrow` requires.
+impl std::hash::Hash for StoredLabels {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.parts().hash(state)
+    }
+}
 
 /// Labels stored or borrowed, so the series map is searched with a
 /// request's borrowed labels and nothing is copied once a series exists.
@@ -75,6 +82,12 @@ impl PartialEq for dyn LabelKey + '_ {
 }
 
 impl Eq for dyn LabelKey + '_ {}
+
+impl std::hash::Hash for dyn LabelKey + '_ {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.parts().hash(state)
+    }
+}
 
 impl PartialOrd for dyn LabelKey + '_ {
     fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
@@ -150,10 +163,12 @@ impl Histogram {
 }
 
 /// Series are added under the write lock once per label set; every later
-/// request takes the read lock and counts with atomics.
+/// request takes the read lock and counts with atomics. Hashed, not
+/// ordered: every request finds its series, and a search of an ordered map
+/// compares a dozen label sets of eight strings each; `/metrics` sorts.
 #[derive(Debug, Default)]
 struct Inner {
-    series: RwLock<BTreeMap<StoredLabels, Series>>,
+    series: RwLock<HashMap<StoredLabels, Series, foldhash::fast::FixedState>>,
     storage_objects: Mutex<BTreeMap<String, i64>>,
 }
 
@@ -242,7 +257,9 @@ impl Metrics {
         let mut out = String::with_capacity(4096);
         out.push_str("# HELP apiserver_request_duration_seconds [STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.\n");
         out.push_str("# TYPE apiserver_request_duration_seconds histogram\n");
-        let all = self.inner.series.read();
+        let map = self.inner.series.read();
+        let mut all: Vec<_> = map.iter().collect();
+        all.sort_unstable_by(|a, b| a.0.cmp(b.0));
         for (labels, series) in all.iter() {
             let h = &series.latency;
             let mut cumulative = 0;
@@ -274,6 +291,7 @@ impl Metrics {
             }
         }
         drop(all);
+        drop(map);
         out.push_str("# HELP apiserver_storage_objects [STABLE] Number of stored objects at the time of last check split by kind.\n");
         out.push_str("# TYPE apiserver_storage_objects gauge\n");
         for (resource, n) in self.inner.storage_objects.lock().iter() {

@@ -210,6 +210,15 @@ pub trait Backend: Send + Sync + 'static {
         self.current_revision().await
     }
 
+    /// [`Backend::current_revision_of`] when it is known here and now,
+    /// without asking anyone: a read from the cache then needs no future
+    /// (the embedded store's revision is a number in memory; etcd's is a
+    /// round trip).
+    fn current_revision_now(&self, prefix: &str) -> Option<i64> {
+        let _ = prefix;
+        None
+    }
+
     /// Whether a cache fed by [`Backend::watch`] can serve consistent reads
     /// by waiting for progress. etcd 3.4 can send a progress notification
     /// ahead of events still in flight (etcd issue 15220; upstream needs

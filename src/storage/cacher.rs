@@ -21,6 +21,8 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::backend::{prefix_end, EventKind, WatchItem};
+use super::cache_watch::route;
+pub use super::cache_watch::{json_watch_line, CacheWatch, WatchOptions, WatchStart};
 use super::rv::with_resource_version;
 use super::store::{encode_continue, ListOptions, StorageError, Store};
 use crate::api::selector::{FieldSelector, LabelSelector, Pairs};
@@ -165,27 +167,6 @@ impl Filter {
     }
 }
 
-/// Where a watch starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WatchStart {
-    /// rv unset or "0": the current state as ADDED events, then changes.
-    /// `consistent` (rv unset) first waits for the latest revision.
-    Now { consistent: bool },
-    /// Changes after this resourceVersion.
-    After(i64),
-}
-
-#[derive(Debug, Clone)]
-pub struct WatchOptions {
-    pub start: WatchStart,
-    pub filter: Filter,
-    pub send_initial_events: bool,
-    pub bookmarks: bool,
-    /// When the watch will end (its `timeoutSeconds`), for the bookmark
-    /// sent just before it.
-    pub deadline: Option<Instant>,
-}
-
 struct Watcher {
     tx: mpsc::Sender<WatchMessage>,
     filter: Filter,
@@ -193,7 +174,7 @@ struct Watcher {
     /// When this watcher's next bookmark is due; `None` when it did not
     /// ask for bookmarks, or its last one before the deadline went out.
     next_bookmark: Option<Instant>,
-    terminated: CancellationToken,
+    terminated: Arc<AtomicBool>,
 }
 
 /// upstream's `cacheWatcher.nextBookmarkTime`: a minute from now, or just
@@ -206,32 +187,6 @@ fn next_bookmark_time(now: Instant, deadline: Option<Instant>) -> Option<Instant
     let before_deadline = deadline.checked_sub(BOOKMARK_BEFORE_DEADLINE)?;
     let next = heartbeat.min(before_deadline);
     (next >= now).then_some(next)
-}
-
-/// One watcher's end of the cache: its events, and word when the cache
-/// closed it because its client fell too far behind.
-pub struct CacheWatch {
-    events: mpsc::Receiver<WatchMessage>,
-    terminated: CancellationToken,
-}
-
-impl CacheWatch {
-    pub(super) fn new(events: mpsc::Receiver<WatchMessage>, terminated: CancellationToken) -> Self {
-        CacheWatch { events, terminated }
-    }
-
-    /// The next event; `None` once the watch is closed.
-    pub async fn recv(&mut self) -> Option<WatchMessage> {
-        self.events.recv().await
-    }
-
-    /// Cancelled when the cache dropped this watcher for not keeping up
-    /// (upstream counts these in `apiserver_terminated_watchers_total`):
-    /// what it still holds is a stale backlog, and the watch should end now
-    /// rather than deliver it.
-    pub fn terminated(&self) -> CancellationToken {
-        self.terminated.clone()
-    }
 }
 
 #[derive(Default)]
@@ -439,6 +394,31 @@ impl Cacher {
         })
     }
 
+    /// [`Cacher::get`] when it needs no waiting: the cache is ready and
+    /// has already reached what the read asks for (storage's revision, as
+    /// the backend knows it without a round trip, for a consistent read).
+    /// `None`: take [`Cacher::get`].
+    pub fn get_now(
+        &self,
+        key: &str,
+        consistent: bool,
+        not_older_than: i64,
+    ) -> Option<Option<Arc<CachedObject>>> {
+        if !self.cached || !*self.ready.borrow() {
+            return None;
+        }
+        let needed = if consistent {
+            if !self.consistent_from_cache() {
+                return None;
+            }
+            self.store.backend().current_revision_now(&self.prefix)?
+        } else {
+            not_older_than
+        };
+        let state = self.state.read();
+        (state.rev >= needed).then(|| state.objects.get(key).cloned())
+    }
+
     /// One object: `consistent` as current as storage, else from the
     /// cache once it reached `not_older_than` (upstream's get with
     /// resourceVersion=N).
@@ -626,7 +606,11 @@ impl Cacher {
                         state.oldest_rv
                     )));
                 }
-                for ev in state.window.iter().filter(|e| e.resource_version > rv) {
+                // The window is in revision order and can hold 100,000
+                // events: a list-then-watch skips what it has already
+                // seen without reading it, under the lock every change waits for.
+                let first = state.window.partition_point(|e| e.resource_version <= rv);
+                for ev in state.window.range(first..) {
                     if let Some(msg) = route(ev, &opts.filter, None) {
                         backlog.push(msg);
                     }
@@ -642,7 +626,7 @@ impl Cacher {
             let _ = tx.try_send(m);
         }
         let id = self.next_watcher.fetch_add(1, Ordering::Relaxed);
-        let terminated = CancellationToken::new();
+        let terminated = Arc::new(AtomicBool::new(false));
         state.watchers.insert(
             id,
             Watcher {
@@ -656,10 +640,7 @@ impl Cacher {
                 terminated: terminated.clone(),
             },
         );
-        Ok(CacheWatch {
-            events: rx,
-            terminated,
-        })
+        Ok(CacheWatch::new(rx, terminated))
     }
 
     /// Watchers closed so far for not keeping up.
@@ -885,7 +866,7 @@ impl Cacher {
                         // Too slow: upstream closes it rather than buffer
                         // without bound; the client re-watches from the
                         // last resourceVersion it saw.
-                        w.terminated.cancel();
+                        w.terminated.store(true, Ordering::Release);
                         self.terminated_watchers.fetch_add(1, Ordering::Relaxed);
                         dead.push(*id);
                     }
@@ -900,44 +881,6 @@ impl Cacher {
         self.rev.send_replace(rv);
         true
     }
-}
-
-/// What one watcher sees of an event, given its filter (upstream's
-/// cacheWatcher.convertToWatchEvent).
-pub(super) fn route(
-    ev: &CacheEvent,
-    filter: &Filter,
-    lines: Option<&Arc<EventLines>>,
-) -> Option<WatchMessage> {
-    let cur = filter.matches(&ev.object);
-    let old = ev.prev.as_ref().is_some_and(|p| filter.matches(p));
-    let kind = match ev.kind {
-        EventType::Deleted => (cur || old).then_some(EventType::Deleted)?,
-        EventType::Added => cur.then_some(EventType::Added)?,
-        EventType::Modified => match (old, cur) {
-            (true, true) => EventType::Modified,
-            (false, true) => EventType::Added,
-            (true, false) => EventType::Deleted,
-            (false, false) => return None,
-        },
-    };
-    Some(WatchMessage::Event {
-        kind,
-        object: ev.object.clone(),
-        lines: lines.cloned(),
-    })
-}
-
-/// The watch line `{"type":...,"object":...}` around an encoded object,
-/// as upstream streams it.
-pub fn json_watch_line(event_type: &str, object: &[u8]) -> Bytes {
-    let mut out = Vec::with_capacity(object.len() + 32);
-    out.extend_from_slice(b"{\"type\":\"");
-    out.extend_from_slice(event_type.as_bytes());
-    out.extend_from_slice(b"\",\"object\":");
-    out.extend_from_slice(object);
-    out.extend_from_slice(b"}\n");
-    Bytes::from(out)
 }
 
 #[cfg(test)]

@@ -283,6 +283,10 @@ impl Backend for Codec {
         self.inner.current_revision_of(prefix).await
     }
 
+    fn current_revision_now(&self, prefix: &str) -> Option<i64> {
+        self.inner.current_revision_now(prefix)
+    }
+
     fn progress_is_reliable(&self) -> bool {
         self.inner.progress_is_reliable()
     }

@@ -4,6 +4,7 @@
 //! `storage.Interface` semantics on top; the watch cache sits in front.
 
 pub mod backend;
+pub mod cache_watch;
 pub mod cacher;
 pub mod cacher_set;
 pub mod codec;

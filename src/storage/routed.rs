@@ -90,6 +90,10 @@ impl Backend for Routed {
         self.pick(prefix).current_revision_of(prefix).await
     }
 
+    fn current_revision_now(&self, prefix: &str) -> Option<i64> {
+        self.pick(prefix).current_revision_now(prefix)
+    }
+
     fn progress_is_reliable(&self) -> bool {
         self.main.progress_is_reliable()
             && self.overrides.iter().all(|(_, b)| b.progress_is_reliable())

@@ -8,13 +8,10 @@
 use std::sync::Arc;
 
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
 use super::backend::{prefix_end, BackendError, Event, EventKind, RangeRequest, WatchItem};
-use super::cacher::{
-    decode_attrs, route, AttrsFn, CacheEvent, CacheWatch, CachedObject, EventType, WatchMessage,
-    WatchOptions, WatchStart,
-};
+use super::cache_watch::{route, CacheWatch, WatchOptions, WatchStart};
+use super::cacher::{decode_attrs, AttrsFn, CacheEvent, CachedObject, EventType, WatchMessage};
 use super::rv::with_resource_version;
 use super::store::{ListOptions, StorageError, Store};
 
@@ -156,5 +153,5 @@ pub(super) async fn watch(
             }
         }
     });
-    Ok(CacheWatch::new(rx, CancellationToken::new()))
+    Ok(CacheWatch::new(rx, Default::default()))
 }

@@ -24,7 +24,12 @@ impl Registry {
         let key = self.key(namespace, name);
         let began = trace::start_read();
         let cacher = self.cacher()?;
-        let obj = cacher.get(&key, consistent, not_older_than).await;
+        // Mostly the cache has what is asked already: then no future (a
+        // GET's would be the largest part of the request's).
+        let obj = match cacher.get_now(&key, consistent, not_older_than) {
+            Some(found) => Ok(found),
+            None => Box::pin(cacher.get(&key, consistent, not_older_than)).await,
+        };
         trace::stage(
             began,
             cacher.read_from(),

@@ -899,6 +899,10 @@ impl Backend for Embedded {
         Ok(self.shared.current.load(Ordering::Acquire))
     }
 
+    fn current_revision_now(&self, _prefix: &str) -> Option<i64> {
+        Some(self.shared.current.load(Ordering::Acquire))
+    }
+
     async fn compact(&self, revision: i64) -> Result<(), BackendError> {
         self.submit(Op::Compact { revision }).await.map(|_| ())
     }
