@@ -300,17 +300,23 @@ impl ResourceHandler {
                 Box::pin(futures::stream::iter(frame.map(Ok)))
             }
             Err(e) => return Err(e),
-            Ok(rx) => Box::pin(Watching {
-                deadline: Box::pin(tokio::time::sleep_until(deadline)),
-                stop: Box::pin(self.stop.clone().cancelled_owned()),
-                stopping: self.stop.clone(),
-                rx,
-                encode,
-                unchecked: 0,
-                armed: None,
-                just_delivered: false,
-                done: false,
-            }),
+            Ok(rx) => {
+                let stopping = self.stop.child_token();
+                Box::pin(Watching {
+                    deadline: Box::pin(tokio::time::sleep_until(deadline)),
+                    // A child of the server's token: asking whether it was
+                    // cancelled locks the token's node, and a thousand watches
+                    // asking the server's own would all take one lock.
+                    stop: Box::pin(stopping.clone().cancelled_owned()),
+                    stopping,
+                    rx,
+                    encode,
+                    unchecked: 0,
+                    armed: None,
+                    just_delivered: false,
+                    done: false,
+                })
+            }
         };
         let mut resp = Response::new(Body::from_stream(stream));
         let content_type = match encoding {
