@@ -34,8 +34,11 @@ pub use handler::ResourceHandler;
 /// upstream's limit on request bodies.
 pub const MAX_BODY_BYTES: usize = 3 * 1024 * 1024;
 
-/// Items above which a list's body is built off the runtime thread.
-const BIG_LIST: usize = 500;
+/// Items above which a list's body is built off the runtime thread: from
+/// about here a body is a millisecond or so of work, well above what
+/// handing the worker to another thread costs (kapi runs one worker per
+/// core but one, so without this a flood of lists would use one core).
+const BIG_LIST: usize = 200;
 
 /// The big lists whose bodies are built at once: one per core.
 fn big_list_encoders() -> &'static tokio::sync::Semaphore {
