@@ -46,18 +46,12 @@ pub fn serve(dir: &Path) -> Result<()> {
         .with_single_cert(chain, der)?;
     tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
-    // The same runtime shape as `kapi serve` (cmd/serve.rs, `worker_threads`):
-    // one worker per core but one, or `TOKIO_WORKER_THREADS`. On the 2-core
-    // machine that shape alone makes a server about a quarter faster with
-    // the load generator beside it; the ratio is meant to measure what kapi
-    // does per request, not which of the two got the better shape.
-    let workers = std::env::var("TOKIO_WORKER_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0)
-        .unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
-        });
+    // The same runtime shape as `kapi serve` (`kapi::server::serve::worker_threads`:
+    // one worker per core but one). On the 2-core machine that shape alone
+    // makes a server about a fifth faster with the load generator beside
+    // it; the ratio is meant to measure what kapi does per request, not
+    // which of the two got the better shape.
+    let workers = kapi::server::serve::worker_threads();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()

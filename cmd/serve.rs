@@ -57,26 +57,6 @@ pub fn run(opts: ServeOptions) -> ExitCode {
 /// Task polls between two looks at the I/O driver (see `run_with`).
 const EVENT_INTERVAL: u32 = 11;
 
-/// Runtime worker threads: one core fewer than the machine has (at least
-/// one), or `TOKIO_WORKER_THREADS` when set. kapi's clients (kubectl, the
-/// controllers and tests under development, envtest) run on the same
-/// machine; a worker per core makes the server's threads and theirs take
-/// turns on every core, and each small request then pays for waking,
-/// stealing and moving between workers. On 2 cores with 32 clients on the
-/// same machine, one worker serves about a quarter more gets per second
-/// than two, for a fifth less CPU each. Work that is long on its own (big
-/// list bodies) still gets a core of its own: it leaves the worker
-/// (`block_in_place`), and the worker goes on with the rest.
-fn worker_threads() -> usize {
-    let set = std::env::var("TOKIO_WORKER_THREADS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|n| *n > 0);
-    set.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, |n| n.get().saturating_sub(1).max(1))
-    })
-}
-
 /// [`run`], calling `started` once kapi serves (before it prints its address).
 pub fn run_with(opts: ServeOptions, started: impl FnOnce()) -> ExitCode {
     let cfg = match opts.complete() {
@@ -94,7 +74,7 @@ pub fn run_with(opts: ServeOptions, started: impl FnOnce()) -> ExitCode {
         // small request arriving meanwhile (a health probe, an exempt
         // get) should not wait behind dozens of them.
         .event_interval(EVENT_INTERVAL)
-        .worker_threads(worker_threads())
+        .worker_threads(kapi::server::serve::worker_threads())
         .enable_all()
         .build()
     {
