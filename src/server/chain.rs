@@ -224,15 +224,7 @@ impl Delegate {
         let through = router.clone();
         Delegate {
             router,
-            resources: Arc::new(move |req: Request, _| {
-                let router = through.clone();
-                Box::pin(async move {
-                    match router.oneshot(req).await {
-                        Ok(r) => r,
-                        Err(never) => match never {},
-                    }
-                })
-            }),
+            resources: Arc::new(move |req: Request, _| through_router(through.clone(), req)),
         }
     }
 
@@ -243,14 +235,18 @@ impl Delegate {
         if info.is_resource_request {
             return (self.resources)(req, info);
         }
-        let router = self.router.clone();
-        Box::pin(async move {
-            match router.oneshot(req).await {
-                Ok(r) => r,
-                Err(never) => match never {},
-            }
-        })
+        through_router(self.router.clone(), req)
     }
+}
+
+/// `req` answered by `router`, which cannot fail (its error is `Infallible`).
+fn through_router(router: Router, req: Request) -> BoxFuture<'static, Response> {
+    Box::pin(async move {
+        match router.oneshot(req).await {
+            Ok(r) => r,
+            Err(never) => match never {},
+        }
+    })
 }
 
 /// Whether a route (axum's syntax) can match the path of a resource
