@@ -9,14 +9,23 @@
 //!
 //! [`Coalesce`] keeps what HTTP/2 writes until it flushes. A flush that
 //! carries only a little, and only DATA frames (a body streaming on, not
-//! the start of a response), first yields once: the other streams of the
-//! connection woken by the same event add their frames, and all go out
-//! together. Any other flush (response headers, settings, pings, resets)
-//! goes out at once, so a request's answer never waits for the yield; big
-//! writes (a list's body) pass straight through, uncopied.
+//! the start of a response), is held over to a later poll of the
+//! connection: the flush answers done, the task asks to be polled again
+//! (behind the tasks already woken), and meanwhile the other streams of
+//! the connection woken by the same event add their frames. A poll that
+//! finds more held than the last one holds over again (a few times at
+//! most); one that finds nothing new sends everything at its first flush.
+//! h2 flushes before it takes each further DATA frame, so holding "until
+//! a later poll", not "one flush later", is what lets a connection gather
+//! them ([`Polls`] counts the polls). Any other flush (response headers,
+//! settings, pings, resets) goes out at once, so a request's answer never
+//! waits; big writes (a list's body) pass straight through, uncopied.
 
+use std::future::Future;
 use std::io::IoSlice;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::AsyncWrite;
@@ -61,22 +70,73 @@ impl Held {
     }
 }
 
+/// A flush of DATA frames held over to a later poll of the connection.
+#[derive(Debug, Clone, Copy)]
+struct HeldOver {
+    /// The poll it was held over in: flushes in the same poll send nothing.
+    poll: u64,
+    /// How much was held then: held over again only if more came since.
+    len: usize,
+    times: u32,
+}
+
+/// Hold-overs of one flush at most: a bound on how long a frame waits for
+/// company while streams keep adding.
+const MAX_HOLD_OVERS: u32 = 8;
+
+/// How many times a connection's task has been polled: shared by the
+/// connection's future ([`Polls::count`]) and its [`Coalesce`].
+#[derive(Debug, Clone, Default)]
+pub struct Polls(Arc<AtomicU64>);
+
+impl Polls {
+    fn now(&self) -> u64 {
+        // One task polls both the counter's future and the transport.
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// `fut`, with each of its polls counted here.
+    pub fn count<F: Future>(&self, fut: F) -> Counted<F> {
+        Counted {
+            inner: Box::pin(fut),
+            polls: self.clone(),
+        }
+    }
+}
+
+/// A future whose polls are counted (see [`Polls::count`]).
+pub struct Counted<F> {
+    inner: Pin<Box<F>>,
+    polls: Polls,
+}
+
+impl<F: Future> Future for Counted<F> {
+    type Output = F::Output;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.polls.0.fetch_add(1, Ordering::Relaxed);
+        self.inner.as_mut().poll(cx)
+    }
+}
+
 /// An HTTP/2 connection's transport, holding writes until a flush (see the
 /// module's documentation).
 #[derive(Debug)]
 pub struct Coalesce<T> {
     inner: T,
     held: Held,
-    /// A flush of DATA frames has yielded once and goes out when polled again.
-    yielded: bool,
+    polls: Polls,
+    held_over: Option<HeldOver>,
 }
 
 impl<T> Coalesce<T> {
-    pub fn new(inner: T) -> Self {
+    /// `polls` must count the polls of the task that writes through it.
+    pub fn new(inner: T, polls: Polls) -> Self {
         Coalesce {
             inner,
             held: Held::default(),
-            yielded: false,
+            polls,
+            held_over: None,
         }
     }
 }
@@ -92,6 +152,7 @@ impl<T: AsyncWrite + Unpin> Coalesce<T> {
             self.held.sent(n);
         }
         self.held.next_frame = 0;
+        self.held_over = None;
         Poll::Ready(Ok(()))
     }
 }
@@ -141,13 +202,28 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Coalesce<T> {
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         let small = !self.held.bytes.is_empty() && self.held.bytes.len() < ENOUGH;
-        if self.held.only_data && small && !self.yielded {
-            self.yielded = true;
-            cx.waker().wake_by_ref();
-            return Poll::Pending;
+        if self.held.only_data && small {
+            let (now, len) = (self.polls.now(), self.held.bytes.len());
+            let hold = match self.held_over {
+                None => true,
+                Some(h) if h.poll == now => return Poll::Ready(Ok(())),
+                // Streams still added frames since the last hold-over:
+                // more woken with them may be queued behind this task.
+                Some(h) => h.len < len && h.times < MAX_HOLD_OVERS,
+            };
+            if hold {
+                let times = self.held_over.map_or(1, |h| h.times + 1);
+                self.held_over = Some(HeldOver {
+                    poll: now,
+                    len,
+                    times,
+                });
+                // Polled again after the tasks already woken; sent then.
+                cx.waker().wake_by_ref();
+                return Poll::Ready(Ok(()));
+            }
         }
         std::task::ready!(self.poll_send_held(cx))?;
-        self.yielded = false;
         Pin::new(&mut self.inner).poll_flush(cx)
     }
 
@@ -195,44 +271,119 @@ mod tests {
         assert!(held.only_data, "what is held next is judged anew");
     }
 
-    /// Everything written arrives, in order; a DATA-only flush yields once
-    /// and then goes out, anything else goes out at once.
+    /// A waker that remembers being woken.
+    struct Woken(std::sync::atomic::AtomicBool);
+
+    impl std::task::Wake for Woken {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// Flushes `w` once with a waker of its own: whether it was done, and
+    /// whether it asked to be polled again.
+    fn flush_once(w: &mut Coalesce<tokio::io::DuplexStream>) -> (bool, bool) {
+        let woken = Arc::new(Woken(std::sync::atomic::AtomicBool::new(false)));
+        let waker = std::task::Waker::from(woken.clone());
+        let mut cx = Context::from_waker(&waker);
+        let done = matches!(Pin::new(w).poll_flush(&mut cx), Poll::Ready(Ok(())));
+        (done, woken.0.load(Ordering::SeqCst))
+    }
+
+    /// What has reached the other end so far.
+    async fn arrived(b: &mut tokio::io::DuplexStream) -> Vec<u8> {
+        let mut got = vec![0u8; 1 << 20];
+        match tokio::time::timeout(std::time::Duration::from_millis(50), b.read(&mut got)).await {
+            Ok(Ok(n)) => got[..n].to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Everything written arrives, in order; DATA-only flushes are held
+    /// over to the next poll of the connection (however many flushes come
+    /// before it), anything else goes out at once.
     #[tokio::test]
-    async fn held_writes_go_out_on_flush_in_order() {
+    async fn held_writes_go_out_in_order_on_the_next_poll() {
         let (a, mut b) = tokio::io::duplex(1 << 20);
-        let mut w = Coalesce::new(a);
+        let polls = Polls::default();
+        let mut w = Coalesce::new(a, polls.clone());
         let headers = frame(1, b"response headers");
         let body = frame(DATA, &[7u8; 4_000]);
         let big = frame(DATA, &[8u8; 40_000]);
+
         w.write_all(&headers).await.expect("write");
-        let mut flush = std::pin::pin!(std::future::poll_fn(|cx| Pin::new(&mut w).poll_flush(cx)));
-        assert!(
-            futures::poll!(flush.as_mut()).is_ready(),
-            "headers are flushed at once"
-        );
+        assert_eq!(flush_once(&mut w), (true, false));
+        assert_eq!(arrived(&mut b).await, headers, "headers go out at once");
+
+        // One poll: three DATA frames, each followed by a flush (as h2
+        // flushes before it takes the next one).
+        polls.0.fetch_add(1, Ordering::Relaxed);
         w.write_all(&body).await.expect("write");
-        let mut flush = std::pin::pin!(std::future::poll_fn(|cx| Pin::new(&mut w).poll_flush(cx)));
+        assert_eq!(flush_once(&mut w), (true, true), "held over, polled again");
+        for _ in 0..2 {
+            w.write_all(&body).await.expect("write");
+            assert_eq!(flush_once(&mut w), (true, false));
+        }
         assert!(
-            futures::poll!(flush.as_mut()).is_pending(),
-            "DATA waits one turn"
+            arrived(&mut b).await.is_empty(),
+            "nothing sent in that poll"
         );
-        assert!(futures::poll!(flush.as_mut()).is_ready(), "and then goes");
+        // The next poll finds more than was held over: it holds over again.
+        polls.0.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(flush_once(&mut w), (true, true));
+        assert!(arrived(&mut b).await.is_empty());
+        // A poll that finds nothing new sends all three at its first flush.
+        polls.0.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(flush_once(&mut w), (true, false));
+        assert_eq!(arrived(&mut b).await, [&body[..], &body, &body].concat());
+
+        // Streams that keep adding hold a flush over a bounded number of times.
+        let more = frame(DATA, b"more");
+        let mut held_over = 0;
+        loop {
+            polls.0.fetch_add(1, Ordering::Relaxed);
+            w.write_all(&more).await.expect("write");
+            match flush_once(&mut w) {
+                (true, true) => held_over += 1,
+                (true, false) => break,
+                other => panic!("flush: {other:?}"),
+            }
+        }
+        assert_eq!(held_over, MAX_HOLD_OVERS);
+        assert_eq!(
+            arrived(&mut b).await.len(),
+            (MAX_HOLD_OVERS as usize + 1) * more.len()
+        );
+
+        // A big write sends what is held before it, and itself, at once.
+        polls.0.fetch_add(1, Ordering::Relaxed);
         w.write_all(&body).await.expect("write");
         w.write_all(&big).await.expect("write");
+        assert_eq!(arrived(&mut b).await, [&body[..], &big].concat());
+        // Small DATA after it is held over again; shutting down sends it.
         w.write_all(&body).await.expect("write");
-        let mut flush = std::pin::pin!(std::future::poll_fn(|cx| Pin::new(&mut w).poll_flush(cx)));
-        assert!(
-            futures::poll!(flush.as_mut()).is_pending(),
-            "small DATA after a big write waits one turn too"
-        );
-        w.write_all(&body).await.expect("write");
+        assert_eq!(flush_once(&mut w), (true, true));
         w.shutdown().await.expect("shutdown");
-        let mut got = Vec::new();
-        b.read_to_end(&mut got).await.expect("read");
-        let mut want = headers.clone();
-        for part in [&body, &body, &big, &body, &body] {
-            want.extend_from_slice(part);
-        }
-        assert_eq!(got, want);
+        let mut rest = Vec::new();
+        b.read_to_end(&mut rest).await.expect("read");
+        assert_eq!(rest, body);
+    }
+
+    /// A connection's task counts its polls through [`Polls::count`].
+    #[tokio::test]
+    async fn every_poll_of_the_counted_future_is_counted() {
+        let polls = Polls::default();
+        let mut left = 3;
+        polls
+            .count(std::future::poll_fn(|cx| {
+                if left == 0 {
+                    return Poll::Ready(());
+                }
+                left -= 1;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }))
+            .await;
+        assert_eq!(polls.now(), 4);
     }
 }

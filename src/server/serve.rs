@@ -292,12 +292,13 @@ pub async fn serve_with_streams(
             let ended = if tls_stream.get_ref().1.alpn_protocol() == Some(b"h2") {
                 // Only HTTP/2 here: anything but its preface ends the
                 // connection, and a client silent past the preface timeout too.
+                let polls = super::coalesce::Polls::default();
                 let io = TokioIo::new(FirstReadDeadline::new(
-                    super::coalesce::Coalesce::new(tls_stream),
+                    super::coalesce::Coalesce::new(tls_stream, polls.clone()),
                     HANDSHAKE_TIMEOUT,
                 ));
-                watcher
-                    .watch(h2.serve_connection(io, svc).into_owned())
+                polls
+                    .count(watcher.watch(h2.serve_connection(io, svc).into_owned()))
                     .await
             } else {
                 // Upgrades (exec, port-forward through the aggregator) need
