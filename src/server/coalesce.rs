@@ -346,7 +346,7 @@ mod tests {
             match flush_once(&mut w) {
                 (true, true) => held_over += 1,
                 (true, false) => break,
-                other => panic!("flush: {other:?}"),
+                (done, woken) => panic!("a flush that was not done (done: {done}, woken: {woken})"),
             }
         }
         assert_eq!(held_over, MAX_HOLD_OVERS);
