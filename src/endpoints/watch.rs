@@ -341,31 +341,31 @@ mod tests {
 
     use bytes::Bytes;
     use futures::{FutureExt as _, StreamExt as _};
-    use tokio::sync::mpsc;
     use tokio_util::sync::CancellationToken;
 
     use super::{Watching, END_CHECK_EVERY};
-    use crate::storage::cacher::{CacheWatch, WatchMessage};
+    use crate::storage::cache_watch::{channel, WatchSender};
+    use crate::storage::cacher::WatchMessage;
 
     type Encode = fn(&WatchMessage) -> Option<Result<Bytes, crate::api::protobuf::EncodeError>>;
 
     struct Setup {
-        tx: mpsc::Sender<WatchMessage>,
+        tx: WatchSender,
         stop: CancellationToken,
         terminated: Arc<AtomicBool>,
         watching: Watching<Encode>,
     }
 
     fn setup(timeout: Duration) -> Setup {
-        let (tx, rx) = mpsc::channel(4 * END_CHECK_EVERY as usize);
         let stop = CancellationToken::new();
         let terminated = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = channel(4 * END_CHECK_EVERY as usize, terminated.clone());
         let encode: Encode = |m| match m {
             WatchMessage::Bookmark(rv) => Some(Ok(Bytes::from(rv.to_string()))),
             _ => None,
         };
         let watching = Watching {
-            rx: CacheWatch::new(rx, terminated.clone()),
+            rx,
             deadline: Box::pin(tokio::time::sleep(timeout)),
             stop: Box::pin(stop.clone().cancelled_owned()),
             stopping: stop.clone(),

@@ -17,7 +17,18 @@
 //! most); one that finds nothing new sends everything at its first flush.
 //! h2 flushes before it takes each further DATA frame, so holding "until
 //! a later poll", not "one flush later", is what lets a connection gather
-//! them ([`Polls`] counts the polls). Any other flush (response headers,
+//! them ([`Polls`] counts the polls).
+//!
+//! The runtime does not run all the woken streams before the connection's
+//! next turn: past a few hundred, they wait in its global queue, which it
+//! looks at only when the local one runs dry. So a poll that finds nothing
+//! new waits on, without asking to be polled, while some watch in the
+//! process still has an event it has not taken
+//! ([`crate::storage::undelivered`]): the last watch to take its event
+//! wakes it, and so does h2 when one of its streams adds a frame. A watch
+//! whose client reads slowly keeps that count up, so the wait ends when no
+//! watch has taken an event for [`WAIT_FOR_WATCHES`], and after
+//! [`MAX_WAIT_FOR_WATCHES`] in any case. Any other flush (response headers,
 //! settings, pings, resets) goes out at once, so a request's answer never
 //! waits; big writes (a list's body) pass straight through, uncopied.
 
@@ -29,13 +40,18 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tokio::io::AsyncWrite;
+use tokio::time::{Duration, Instant, Sleep};
+
+use crate::storage::undelivered::{Undelivered, WATCHES};
 
 /// HTTP/2's frame header: 24-bit length, type, flags, stream id.
 const FRAME_HEADER: usize = 9;
 const DATA: u8 = 0;
 /// A write this big goes through as it is, and so does what is held once it
 /// reaches this much: a full TLS record's worth needs no company, and a big
-/// body (a list) is not copied.
+/// body (a list) is not copied. (Holding 64 KiB before writing took a
+/// fan-out's writes from about 115 to 54 per change but delayed the first
+/// deliveries: the client, on the other core, starts later.)
 const ENOUGH: usize = 16 * 1024;
 
 /// The frames held and what they are.
@@ -84,6 +100,24 @@ struct HeldOver {
 /// company while streams keep adding.
 const MAX_HOLD_OVERS: u32 = 8;
 
+/// How long held frames wait for watches that still have events to take
+/// when none of them takes one: what a slow reader elsewhere can add to a
+/// delivery.
+pub const WAIT_FOR_WATCHES: Duration = Duration::from_millis(1);
+/// How long they wait at most while watches keep taking theirs (a fan-out
+/// to a thousand watchers takes a few milliseconds).
+pub const MAX_WAIT_FOR_WATCHES: Duration = Duration::from_millis(5);
+
+/// A wait for watches that still have events to take.
+#[derive(Debug, Clone, Copy)]
+struct Wait {
+    /// The epoch of the count it asked to be woken in.
+    epoch: u64,
+    began: Instant,
+    /// Events taken by then, at its last look: whether watches progress.
+    taken: u64,
+}
+
 /// How many times a connection's task has been polled: shared by the
 /// connection's future ([`Polls::count`]) and its [`Coalesce`].
 #[derive(Debug, Clone, Default)]
@@ -127,16 +161,87 @@ pub struct Coalesce<T> {
     held: Held,
     polls: Polls,
     held_over: Option<HeldOver>,
+    watches: &'static Undelivered,
+    /// How long to wait for them without progress ([`WAIT_FOR_WATCHES`]).
+    wait: Duration,
+    waiting: Option<Wait>,
+    /// When to look again whether watches progress; made on the first wait.
+    timer: Option<Pin<Box<Sleep>>>,
 }
 
 impl<T> Coalesce<T> {
     /// `polls` must count the polls of the task that writes through it.
     pub fn new(inner: T, polls: Polls) -> Self {
+        Coalesce::waiting_on(inner, polls, &WATCHES, WAIT_FOR_WATCHES)
+    }
+
+    fn waiting_on(inner: T, polls: Polls, watches: &'static Undelivered, wait: Duration) -> Self {
         Coalesce {
             inner,
             held: Held::default(),
             polls,
             held_over: None,
+            watches,
+            wait,
+            waiting: None,
+            timer: None,
+        }
+    }
+
+    /// Whether held frames wait on for watches still to take their events
+    /// (see the module's documentation); if so, the task is woken when
+    /// none has any left, or to look again when the wait may be over.
+    fn wait_for_watches(&mut self, cx: &mut Context<'_>) -> bool {
+        if !self.watches.any() {
+            return false;
+        }
+        let wait = match self.waiting {
+            Some(w) => w,
+            None => {
+                let now = Instant::now();
+                let w = Wait {
+                    epoch: self.watches.epoch(),
+                    began: now,
+                    taken: self.watches.taken_total(),
+                };
+                self.arm(now + self.wait);
+                self.watches.wake_when_none(cx.waker());
+                self.waiting = Some(w);
+                w
+            }
+        };
+        let Some(timer) = self.timer.as_mut() else {
+            return false;
+        };
+        if timer.as_mut().poll(cx).is_ready() {
+            // Watches that keep taking their events are a fan-out still
+            // under way: worth waiting for, up to a bound.
+            let (now, taken) = (Instant::now(), self.watches.taken_total());
+            if taken == wait.taken || now >= wait.began + MAX_WAIT_FOR_WATCHES {
+                return false;
+            }
+            self.arm((now + self.wait).min(wait.began + MAX_WAIT_FOR_WATCHES));
+            if let Some(t) = self.timer.as_mut() {
+                // Registers this task with the new deadline.
+                let _ = t.as_mut().poll(cx);
+            }
+            self.waiting = Some(Wait { taken, ..wait });
+        }
+        let epoch = self.watches.epoch();
+        if epoch != wait.epoch {
+            // The count reached zero since and rose again: ask anew.
+            self.watches.wake_when_none(cx.waker());
+            if let Some(w) = &mut self.waiting {
+                w.epoch = epoch;
+            }
+        }
+        true
+    }
+
+    fn arm(&mut self, deadline: Instant) {
+        match &mut self.timer {
+            Some(t) => t.as_mut().reset(deadline),
+            none => *none = Some(Box::pin(tokio::time::sleep_until(deadline))),
         }
     }
 }
@@ -153,6 +258,7 @@ impl<T: AsyncWrite + Unpin> Coalesce<T> {
         }
         self.held.next_frame = 0;
         self.held_over = None;
+        self.waiting = None;
         Poll::Ready(Ok(()))
     }
 }
@@ -222,6 +328,9 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for Coalesce<T> {
                 cx.waker().wake_by_ref();
                 return Poll::Ready(Ok(()));
             }
+            if self.wait_for_watches(cx) {
+                return Poll::Ready(Ok(()));
+            }
         }
         std::task::ready!(self.poll_send_held(cx))?;
         Pin::new(&mut self.inner).poll_flush(cx)
@@ -284,10 +393,21 @@ mod tests {
     /// whether it asked to be polled again.
     fn flush_once(w: &mut Coalesce<tokio::io::DuplexStream>) -> (bool, bool) {
         let woken = Arc::new(Woken(std::sync::atomic::AtomicBool::new(false)));
+        let done = flush_with(w, &woken);
+        (done, woken.0.load(Ordering::SeqCst))
+    }
+
+    /// Flushes `w` once with `woken`'s waker: whether it was done.
+    fn flush_with(w: &mut Coalesce<tokio::io::DuplexStream>, woken: &Arc<Woken>) -> bool {
         let waker = std::task::Waker::from(woken.clone());
         let mut cx = Context::from_waker(&waker);
-        let done = matches!(Pin::new(w).poll_flush(&mut cx), Poll::Ready(Ok(())));
-        (done, woken.0.load(Ordering::SeqCst))
+        matches!(Pin::new(w).poll_flush(&mut cx), Poll::Ready(Ok(())))
+    }
+
+    /// A count of undelivered watch events of the test's own: the
+    /// process's is shared with every other test.
+    fn watches() -> &'static Undelivered {
+        Box::leak(Box::new(Undelivered::new()))
     }
 
     /// What has reached the other end so far.
@@ -306,7 +426,7 @@ mod tests {
     async fn held_writes_go_out_in_order_on_the_next_poll() {
         let (a, mut b) = tokio::io::duplex(1 << 20);
         let polls = Polls::default();
-        let mut w = Coalesce::new(a, polls.clone());
+        let mut w = Coalesce::waiting_on(a, polls.clone(), watches(), WAIT_FOR_WATCHES);
         let headers = frame(1, b"response headers");
         let body = frame(DATA, &[7u8; 4_000]);
         let big = frame(DATA, &[8u8; 40_000]);
@@ -367,6 +487,112 @@ mod tests {
         let mut rest = Vec::new();
         b.read_to_end(&mut rest).await.expect("read");
         assert_eq!(rest, body);
+    }
+
+    /// What has reached the other end, without waiting (time is paused
+    /// in the tests that use it: a timed read would move it).
+    fn arrived_now(b: &mut tokio::io::DuplexStream) -> Vec<u8> {
+        use futures::FutureExt as _;
+        let mut got = vec![0u8; 1 << 20];
+        match b.read(&mut got).now_or_never() {
+            Some(Ok(n)) => got[..n].to_vec(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Holds `body` over in one poll, then looks again in the next: the
+    /// waker of that look, which must not have asked to be polled.
+    async fn hold_then_wait(
+        w: &mut Coalesce<tokio::io::DuplexStream>,
+        polls: &Polls,
+        body: &[u8],
+    ) -> Arc<Woken> {
+        polls.0.fetch_add(1, Ordering::Relaxed);
+        w.write_all(body).await.expect("write");
+        assert_eq!(flush_once(w), (true, true), "held over first");
+        polls.0.fetch_add(1, Ordering::Relaxed);
+        let waiter = Arc::new(Woken(std::sync::atomic::AtomicBool::new(false)));
+        assert!(flush_with(w, &waiter));
+        assert!(
+            !waiter.0.load(Ordering::SeqCst),
+            "asked to be polled while watches still had events"
+        );
+        waiter
+    }
+
+    /// The next poll sends `body`, held until then, at its first flush.
+    fn next_poll_sends(
+        w: &mut Coalesce<tokio::io::DuplexStream>,
+        polls: &Polls,
+        b: &mut tokio::io::DuplexStream,
+        body: &[u8],
+        when: &str,
+    ) {
+        polls.0.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(flush_once(w), (true, false), "held on {when}");
+        assert_eq!(arrived_now(b), body, "not sent {when}");
+    }
+
+    /// While some watch has an event to take, a poll that finds nothing new
+    /// keeps its frames without asking to be polled: the last watch to take
+    /// its event wakes it; when none takes one for a while, the wait ends;
+    /// while they keep taking theirs, it goes on, up to a bound.
+    #[tokio::test(start_paused = true)]
+    async fn held_frames_wait_for_watches_still_to_take_their_events() {
+        let (a, mut b) = tokio::io::duplex(1 << 20);
+        let polls = Polls::default();
+        let undelivered = watches();
+        let mut w = Coalesce::waiting_on(a, polls.clone(), undelivered, WAIT_FOR_WATCHES);
+        let body = frame(DATA, &[7u8; 400]);
+        let step = WAIT_FOR_WATCHES / 4;
+
+        // The last taker ends the wait.
+        undelivered.put(1);
+        let waiter = hold_then_wait(&mut w, &polls, &body).await;
+        assert!(arrived_now(&mut b).is_empty(), "sent while waiting");
+        undelivered.taken(1);
+        assert!(
+            waiter.0.load(Ordering::SeqCst),
+            "not woken when the last event was taken"
+        );
+        next_poll_sends(&mut w, &polls, &mut b, &body, "once none was left");
+
+        // A watch that takes nothing: the wait ends after WAIT_FOR_WATCHES.
+        undelivered.put(1);
+        let waiter = hold_then_wait(&mut w, &polls, &body).await;
+        tokio::time::advance(WAIT_FOR_WATCHES - step).await;
+        assert!(!waiter.0.load(Ordering::SeqCst), "woken before its time");
+        tokio::time::advance(2 * step).await;
+        assert!(
+            waiter.0.load(Ordering::SeqCst),
+            "the end of the wait did not wake the connection"
+        );
+        next_poll_sends(&mut w, &polls, &mut b, &body, "when the wait ended");
+        undelivered.taken(1);
+
+        // Watches that keep taking theirs: waited for, but not past the bound.
+        undelivered.put(1_000);
+        let began = tokio::time::Instant::now();
+        let _ = hold_then_wait(&mut w, &polls, &body).await;
+        let sent_after = loop {
+            tokio::time::advance(step).await;
+            undelivered.taken(1);
+            polls.0.fetch_add(1, Ordering::Relaxed);
+            assert!(flush_once(&mut w).0);
+            if !arrived_now(&mut b).is_empty() {
+                break began.elapsed();
+            }
+            assert!(began.elapsed() < 2 * MAX_WAIT_FOR_WATCHES, "never sent");
+        };
+        assert!(
+            sent_after > 2 * WAIT_FOR_WATCHES,
+            "progress did not extend the wait (sent after {sent_after:?})"
+        );
+        // tokio's timers fire on whole milliseconds.
+        assert!(
+            sent_after <= MAX_WAIT_FOR_WATCHES + Duration::from_millis(1) + step,
+            "waited past the bound (sent after {sent_after:?})"
+        );
     }
 
     /// A connection's task counts its polls through [`Polls::count`].

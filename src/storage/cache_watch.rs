@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use super::cacher::{CacheEvent, EventLines, EventType, Filter, WatchMessage};
+use super::undelivered::WATCHES;
 
 /// Where a watch starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,6 +32,54 @@ pub struct WatchOptions {
     pub deadline: Option<Instant>,
 }
 
+/// A watch's channel: the cache's end to send on, the watcher's to take
+/// from. What is in it counts toward [`WATCHES`] until taken.
+/// `terminated` is the cache's to set (see [`CacheWatch`]); a watch that
+/// nothing cuts off passes a fresh one.
+pub(crate) fn channel(capacity: usize, terminated: Arc<AtomicBool>) -> (WatchSender, CacheWatch) {
+    let (tx, rx) = mpsc::channel(capacity);
+    (
+        WatchSender(tx),
+        CacheWatch {
+            events: rx,
+            terminated,
+        },
+    )
+}
+
+/// The cache's end of a watch's channel.
+#[derive(Debug)]
+pub(crate) struct WatchSender(mpsc::Sender<WatchMessage>);
+
+impl WatchSender {
+    pub(crate) fn try_send(
+        &self,
+        msg: WatchMessage,
+    ) -> Result<(), mpsc::error::TrySendError<WatchMessage>> {
+        // Counted first: the watcher may take it before try_send returns.
+        WATCHES.put(1);
+        self.0.try_send(msg).inspect_err(|_| WATCHES.taken(1))
+    }
+
+    /// Waits for room (a watch that reads straight from storage).
+    pub(crate) async fn send(
+        &self,
+        msg: WatchMessage,
+    ) -> Result<(), mpsc::error::SendError<WatchMessage>> {
+        WATCHES.put(1);
+        self.0.send(msg).await.inspect_err(|_| WATCHES.taken(1))
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.0.is_closed()
+    }
+
+    /// Done when the watcher has gone.
+    pub(crate) async fn closed(&self) {
+        self.0.closed().await
+    }
+}
+
 /// One watcher's end of the cache: its events, and word when the cache
 /// closed it because its client fell too far behind.
 pub struct CacheWatch {
@@ -44,12 +93,6 @@ pub struct CacheWatch {
 }
 
 impl CacheWatch {
-    /// `terminated` is the cache's to set (see the field); a watch that
-    /// nothing cuts off passes a fresh one.
-    pub(crate) fn new(events: mpsc::Receiver<WatchMessage>, terminated: Arc<AtomicBool>) -> Self {
-        CacheWatch { events, terminated }
-    }
-
     /// The next event; `None` once the watch is closed or cut off.
     pub async fn recv(&mut self) -> Option<WatchMessage> {
         std::future::poll_fn(|cx| self.poll_recv(cx)).await
@@ -65,7 +108,23 @@ impl CacheWatch {
         if self.terminated.load(Ordering::Acquire) {
             return std::task::Poll::Ready(None);
         }
-        self.events.poll_recv(cx)
+        let got = self.events.poll_recv(cx);
+        if let std::task::Poll::Ready(Some(_)) = &got {
+            WATCHES.taken(1);
+        }
+        got
+    }
+}
+
+impl Drop for CacheWatch {
+    fn drop(&mut self) {
+        // Closed first, so nothing arrives after the count of what is left.
+        self.events.close();
+        let mut left = 0;
+        while self.events.try_recv().is_ok() {
+            left += 1;
+        }
+        WATCHES.taken(left);
     }
 }
 

@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::backend::{prefix_end, EventKind, WatchItem};
-use super::cache_watch::route;
+use super::cache_watch::{channel, route, WatchSender};
 pub use super::cache_watch::{json_watch_line, CacheWatch, WatchOptions, WatchStart};
 use super::rv::with_resource_version;
 use super::store::{encode_continue, ListOptions, StorageError, Store};
@@ -168,7 +168,7 @@ impl Filter {
 }
 
 struct Watcher {
-    tx: mpsc::Sender<WatchMessage>,
+    tx: WatchSender,
     filter: Filter,
     deadline: Option<Instant>,
     /// When this watcher's next bookmark is due; `None` when it did not
@@ -620,13 +620,13 @@ impl Cacher {
                 }
             }
         }
-        let (tx, rx) = mpsc::channel(backlog.len() + LIVE_BUFFER);
+        let terminated = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = channel(backlog.len() + LIVE_BUFFER, terminated.clone());
         for m in backlog {
             // Capacity was sized for the backlog; this cannot fail.
             let _ = tx.try_send(m);
         }
         let id = self.next_watcher.fetch_add(1, Ordering::Relaxed);
-        let terminated = Arc::new(AtomicBool::new(false));
         state.watchers.insert(
             id,
             Watcher {
@@ -637,10 +637,10 @@ impl Cacher {
                     .bookmarks
                     .then(|| next_bookmark_time(Instant::now(), opts.deadline))
                     .flatten(),
-                terminated: terminated.clone(),
+                terminated,
             },
         );
-        Ok(CacheWatch::new(rx, terminated))
+        Ok(rx)
     }
 
     /// Watchers closed so far for not keeping up.

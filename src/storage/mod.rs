@@ -17,5 +17,6 @@ pub mod rv;
 pub mod seed;
 pub mod store;
 pub mod uncached;
+pub mod undelivered;
 
 pub use backend::{Backend, BackendError, Event, EventKind, KeyValue};

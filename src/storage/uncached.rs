@@ -7,10 +7,8 @@
 
 use std::sync::Arc;
 
-use tokio::sync::mpsc;
-
 use super::backend::{prefix_end, BackendError, Event, EventKind, RangeRequest, WatchItem};
-use super::cache_watch::{route, CacheWatch, WatchOptions, WatchStart};
+use super::cache_watch::{channel, route, CacheWatch, WatchOptions, WatchStart};
 use super::cacher::{decode_attrs, AttrsFn, CacheEvent, CachedObject, EventType, WatchMessage};
 use super::rv::with_resource_version;
 use super::store::{ListOptions, StorageError, Store};
@@ -124,7 +122,7 @@ pub(super) async fn watch(
         }
         other => other?,
     };
-    let (tx, rx) = mpsc::channel(initial.len() + BUFFER);
+    let (tx, rx) = channel(initial.len() + BUFFER, Default::default());
     for m in initial {
         // Sized for the initial events: this cannot fail.
         let _ = tx.try_send(m);
@@ -153,5 +151,5 @@ pub(super) async fn watch(
             }
         }
     });
-    Ok(CacheWatch::new(rx, Default::default()))
+    Ok(rx)
 }
