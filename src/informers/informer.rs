@@ -172,8 +172,9 @@ pub struct Informer {
     registry: Arc<Registry>,
     projection: Projection,
     cache: RwLock<Cache>,
-    indexers: RwLock<Vec<(String, IndexFn)>>,
-    handlers: RwLock<Vec<(u64, Handler)>>,
+    /// Both copied on write: every event takes a snapshot of each.
+    indexers: RwLock<Arc<Vec<(String, IndexFn)>>>,
+    handlers: RwLock<Arc<Vec<(u64, Handler)>>>,
     next_handler: std::sync::atomic::AtomicU64,
     /// The selection this informer follows (a field selector for
     /// informers of a few objects, as upstream's tweakListOptions).
@@ -208,7 +209,7 @@ impl Informer {
                 packed: projection == Projection::Metadata,
                 ..Cache::default()
             }),
-            indexers: RwLock::new(vec![(BY_NAMESPACE.to_string(), by_ns)]),
+            indexers: RwLock::new(Arc::new(vec![(BY_NAMESPACE.to_string(), by_ns)])),
             handlers: RwLock::default(),
             next_handler: std::sync::atomic::AtomicU64::new(1),
             params,
@@ -229,7 +230,7 @@ impl Informer {
         if indexers.iter().any(|(n, _)| n == name) {
             return;
         }
-        indexers.push((name.to_string(), f));
+        Arc::make_mut(&mut indexers).push((name.to_string(), f));
         let mut cache = self.cache.write();
         for o in cache.values() {
             cache.index(&indexers, &key_of(&o), &o);
@@ -248,7 +249,7 @@ impl Informer {
             h(&Event::Added(o));
         }
         let id = self.next_handler.fetch_add(1, Ordering::Relaxed);
-        self.handlers.write().push((id, h));
+        Arc::make_mut(&mut self.handlers.write()).push((id, h));
         Registration {
             informer: Arc::downgrade(self),
             id,
@@ -368,7 +369,7 @@ impl Informer {
             // replays the new state and must not see these events twice.
             let handlers = self.handlers.read().clone();
             for e in &events {
-                for (_, h) in &handlers {
+                for (_, h) in handlers.iter() {
                     h(e);
                 }
             }
@@ -394,7 +395,7 @@ impl Informer {
             self.set_rev(&mut cache, rev);
             if let Some(e) = &ev {
                 let handlers = self.handlers.read().clone();
-                for (_, h) in &handlers {
+                for (_, h) in handlers.iter() {
                     h(e);
                 }
             }
@@ -474,7 +475,7 @@ pub struct Registration {
 impl Drop for Registration {
     fn drop(&mut self) {
         if let Some(i) = self.informer.upgrade() {
-            i.handlers.write().retain(|(id, _)| *id != self.id);
+            Arc::make_mut(&mut i.handlers.write()).retain(|(id, _)| *id != self.id);
         }
     }
 }

@@ -205,7 +205,12 @@ impl FieldSet {
             [last] => {
                 self.members.insert(last.clone());
             }
-            [first, rest @ ..] => self.children.entry(first.clone()).or_default().insert(rest),
+            // Looked up before it is copied: most inserts go under a
+            // child already there.
+            [first, rest @ ..] => match self.children.get_mut(first) {
+                Some(child) => child.insert(rest),
+                None => self.children.entry(first.clone()).or_default().insert(rest),
+            },
         }
     }
 

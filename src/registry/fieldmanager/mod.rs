@@ -260,12 +260,21 @@ fn record_update(
 ) -> Managed {
     let ty = scope.schema.root;
     let cmp = scope.filter_comparison(typed::compare(live, new, ty));
-    let changed = cmp.modified.union(&cmp.added);
+    // A create modifies and removes nothing: no copies of its sets then.
+    let changed = if cmp.modified.is_empty() {
+        cmp.added
+    } else {
+        cmp.modified.union(&cmp.added)
+    };
     for vs in managed.fields.values_mut() {
         vs.set = vs.set.difference(&changed).difference(&cmp.removed);
     }
     managed.fields.retain(|_, vs| !vs.set.is_empty());
-    let mine = strip_meta(&changed.difference(&cmp.removed));
+    let mine = if cmp.removed.is_empty() {
+        strip_meta(&changed)
+    } else {
+        strip_meta(&changed.difference(&cmp.removed))
+    };
     if !mine.is_empty() {
         let id = ManagerId::new(manager, Operation::Update, api_version, scope.subresource);
         let set = match managed.fields.get(&id) {

@@ -229,8 +229,9 @@ fn walk_compare(
                 let item_ty = ty.item();
                 let li = index_list(ll, &kind, item_ty);
                 let ri = index_list(rl, &kind, item_ty);
-                let all: BTreeSet<&PathElement> = li.order.iter().chain(ri.order.iter()).collect();
-                for pe in all {
+                // Each element once: the old list's, then the new list's others.
+                let only_new = ri.order.iter().filter(|pe| !li.items.contains_key(*pe));
+                for pe in li.order.iter().chain(only_new) {
                     path.push(pe.clone());
                     walk_compare(
                         li.items.get(pe).copied(),
@@ -249,12 +250,14 @@ fn walk_compare(
                 compare_leaf(l, r, path, c);
                 in_leaf = true;
             } else {
-                let keys: BTreeSet<&String> = lm
+                // Each key once: the old map's, then the new map's others
+                // (the sets the walk fills keep their own order).
+                let old_keys = lm.into_iter().flat_map(|m| m.keys());
+                let only_new = rm
                     .into_iter()
                     .flat_map(|m| m.keys())
-                    .chain(rm.into_iter().flat_map(|m| m.keys()))
-                    .collect();
-                for k in keys {
+                    .filter(|k| !lm.is_some_and(|m| m.contains_key(*k)));
+                for k in old_keys.chain(only_new) {
                     path.push(PathElement::Field(k.clone()));
                     walk_compare(
                         lm.and_then(|m| m.get(k)),
