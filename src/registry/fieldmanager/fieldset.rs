@@ -252,15 +252,21 @@ impl FieldSet {
 
     pub fn union(&self, other: &FieldSet) -> FieldSet {
         let mut out = self.clone();
-        out.members.extend(other.members.iter().cloned());
-        for (pe, c) in &other.children {
-            let merged = match out.children.get(pe) {
-                Some(mine) => mine.union(c),
-                None => c.clone(),
-            };
-            out.children.insert(pe.clone(), merged);
-        }
+        out.extend(other);
         out
+    }
+
+    /// Adds `other`'s paths: [`FieldSet::union`] in place.
+    pub fn extend(&mut self, other: &FieldSet) {
+        self.members.extend(other.members.iter().cloned());
+        for (pe, c) in &other.children {
+            match self.children.get_mut(pe) {
+                Some(mine) => mine.extend(c),
+                None => {
+                    self.children.insert(pe.clone(), c.clone());
+                }
+            }
+        }
     }
 
     pub fn intersection(&self, other: &FieldSet) -> FieldSet {

@@ -152,19 +152,19 @@ impl<'a> Scope<'a> {
     }
 
     /// The fields a manager of this write may own.
-    fn filter(&self, set: &FieldSet) -> FieldSet {
+    fn filter(&self, set: FieldSet) -> FieldSet {
         match self.subresource {
             "status" => set.under(Self::status_set()),
             "" if self.status_subresource => set.recursive_difference(Self::status_set()),
-            _ => set.clone(),
+            _ => set,
         }
     }
 
     fn filter_comparison(&self, c: typed::Comparison) -> typed::Comparison {
         typed::Comparison {
-            added: self.filter(&c.added),
-            modified: self.filter(&c.modified),
-            removed: self.filter(&c.removed),
+            added: self.filter(c.added),
+            modified: self.filter(c.modified),
+            removed: self.filter(c.removed),
         }
     }
 }
@@ -260,12 +260,10 @@ fn record_update(
 ) -> Managed {
     let ty = scope.schema.root;
     let cmp = scope.filter_comparison(typed::compare(live, new, ty));
-    // A create modifies and removes nothing: no copies of its sets then.
-    let changed = if cmp.modified.is_empty() {
-        cmp.added
-    } else {
-        cmp.modified.union(&cmp.added)
-    };
+    // Gathered in place, and (as on a create) not copied when nothing was
+    // removed.
+    let mut changed = cmp.added;
+    changed.extend(&cmp.modified);
     for vs in managed.fields.values_mut() {
         vs.set = vs.set.difference(&changed).difference(&cmp.removed);
     }
@@ -619,7 +617,7 @@ pub fn apply_in(
     managed.fields.insert(
         id.clone(),
         VersionedSet {
-            set: scope.filter(&config_set),
+            set: scope.filter(config_set),
             api_version: api_version.clone(),
             applied: true,
         },
