@@ -7,6 +7,9 @@
 //!   with `InitialListStrategy::StreamingList`.
 //! - 2,000 watchers, 200 of which never read, while 2,000 objects change:
 //!   the 1,800 readers see every event, the 200 are closed, RSS stays bounded.
+//! - A watcher that never reads does not hold up other connections'
+//!   events (kapi gathers a fan-out's writes while watches still have
+//!   events to take, but not for one that never takes its own).
 
 mod common;
 
@@ -306,6 +309,55 @@ async fn open_watch(sender: &H2Sender, uri: &str) -> hyper::body::Incoming {
         .expect("watch");
     assert_eq!(resp.status(), 200, "watch status");
     resp.into_body()
+}
+
+/// A watch whose client never reads keeps an event in kapi untaken (its
+/// stream's window is shut). Each change still reaches a reader on
+/// another connection at once: the reader's connection gathers its writes
+/// while some watch has an event to take, but gives that up when none is
+/// taken for a millisecond. Without that bound it would hold the
+/// reader's events for as long as the other client stalls.
+#[test]
+fn a_watcher_that_never_reads_does_not_hold_up_other_connections() {
+    let k = Kapi::start(&[]);
+    let admin = k.admin_client();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
+        let rv = list_rv(&admin, &base).await;
+        let uri = format!("{base}?watch=true&labelSelector=stall%3Dtest&resourceVersion={rv}");
+        // Its window takes a few dozen bytes: the first event shuts it,
+        // and the next ones stay in kapi.
+        let (stalled_conn, _a) = h2_connection(&k, 64).await;
+        let _stalled = open_watch(&stalled_conn, &uri).await;
+        let (reader_conn, _b) = h2_connection(&k, 1 << 20).await;
+        let count = Arc::new(AtomicUsize::new(0));
+        let reader = tokio::spawn(read_events(
+            open_watch(&reader_conn, &uri).await,
+            count.clone(),
+        ));
+        for i in 1..=5 {
+            let body = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("stall-{i}"), "labels": {"stall": "test"}}});
+            let r = admin.post(&base).json(&body).send().await.expect("create");
+            assert_eq!(r.status(), 201, "create stall-{i}");
+            let t = Instant::now();
+            while count.load(Ordering::Relaxed) < i {
+                assert!(
+                    t.elapsed() < Duration::from_secs(5),
+                    "change {i} did not reach the reader in 5 s while another watcher stalled \
+                     ({} events arrived)",
+                    count.load(Ordering::Relaxed)
+                );
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+        }
+        reader.abort();
+    });
 }
 
 /// Reads a watch body, counting events into `count`, until it ends.
