@@ -321,12 +321,7 @@ async fn open_watch(sender: &H2Sender, uri: &str) -> hyper::body::Incoming {
 fn a_watcher_that_never_reads_does_not_hold_up_other_connections() {
     let k = Kapi::start(&[]);
     let admin = k.admin_client();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    rt.block_on(async {
+    common::runtime().block_on(async {
         let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
         let rv = list_rv(&admin, &base).await;
         let uri = format!("{base}?watch=true&labelSelector=stall%3Dtest&resourceVersion={rv}");
