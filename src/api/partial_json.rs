@@ -7,6 +7,7 @@
 //! at once. Here the parts nobody reads are skipped by the parser
 //! (`IgnoredAny`), so they cost a scan and no allocation.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -21,47 +22,30 @@ pub fn decode<K: AsRef<str>>(json: &[u8], keep: &[K]) -> Option<Value> {
     Some(Value::Object(map))
 }
 
-/// An object key, borrowed from the input when it has no escapes.
-enum Key<'de> {
-    Borrowed(&'de str),
-    Owned(String),
-}
+/// An object key, borrowed from the input when it has no escapes: the seed
+/// for `MapAccess::next_key_seed` (also strict decoding's).
+pub(crate) struct Key;
 
-impl Key<'_> {
-    fn as_str(&self) -> &str {
-        match self {
-            Key::Borrowed(s) => s,
-            Key::Owned(s) => s,
-        }
-    }
-
-    fn into_string(self) -> String {
-        match self {
-            Key::Borrowed(s) => s.to_string(),
-            Key::Owned(s) => s,
-        }
+impl<'de> DeserializeSeed<'de> for Key {
+    type Value = Cow<'de, str>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
     }
 }
 
-impl<'de> serde::Deserialize<'de> for Key<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Key<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a string")
-            }
-            fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Key<'de>, E> {
-                Ok(Key::Borrowed(s))
-            }
-            fn visit_str<E>(self, s: &str) -> Result<Key<'de>, E> {
-                Ok(Key::Owned(s.to_string()))
-            }
-            fn visit_string<E>(self, s: String) -> Result<Key<'de>, E> {
-                Ok(Key::Owned(s))
-            }
-        }
-        d.deserialize_str(V)
+impl<'de> Visitor<'de> for Key {
+    type Value = Cow<'de, str>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string")
+    }
+    fn visit_borrowed_str<E>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(Cow::Borrowed(s))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(s.to_string()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Self::Value, E> {
+        Ok(Cow::Owned(s))
     }
 }
 
@@ -84,14 +68,13 @@ impl<'de, K: AsRef<str>> Visitor<'de> for Fields<'_, K> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out = Map::new();
-        while let Some(key) = map.next_key::<Key>()? {
-            let k = key.as_str();
-            if k == "metadata" {
+        while let Some(key) = map.next_key_seed(Key)? {
+            if key == "metadata" {
                 let meta = map.next_value_seed(Metadata)?;
-                out.insert(key.into_string(), meta);
-            } else if self.keep.iter().any(|x| x.as_ref() == k) {
+                out.insert(key.into_owned(), meta);
+            } else if self.keep.iter().any(|x| x.as_ref() == key) {
                 let v = map.next_value::<Value>()?;
-                out.insert(key.into_string(), v);
+                out.insert(key.into_owned(), v);
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -118,12 +101,12 @@ impl<'de> Visitor<'de> for Metadata {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
-        while let Some(key) = map.next_key::<Key>()? {
-            if key.as_str() == "managedFields" {
+        while let Some(key) = map.next_key_seed(Key)? {
+            if key == "managedFields" {
                 map.next_value::<IgnoredAny>()?;
             } else {
                 let v = map.next_value::<Value>()?;
-                out.insert(key.into_string(), v);
+                out.insert(key.into_owned(), v);
             }
         }
         Ok(Value::Object(out))

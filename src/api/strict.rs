@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
+use super::partial_json::Key;
+
 /// The dotted paths of keys that appear twice in one JSON object, in the
 /// order met. Empty when the bytes are not JSON: decoding reports that.
 ///
@@ -60,32 +62,6 @@ impl<'de> DeserializeSeed<'de> for Walk<'_, 'de> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_any(self)
-    }
-}
-
-/// A key, borrowed from the input when it has no escapes.
-struct Key;
-
-impl<'de> DeserializeSeed<'de> for Key {
-    type Value = Cow<'de, str>;
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Key {
-    type Value = Cow<'de, str>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-        Ok(Cow::Borrowed(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Cow::Owned(v.to_string()))
     }
 }
 
