@@ -43,9 +43,10 @@ async fn run(args: &[String]) -> Result<()> {
         .await?;
         let p = |q: f64| common::pct(&f.all_ms, q);
         println!(
-            "fanout of {n} changes to {watchers} watchers: all had it after p50 {:.2} ms, p99 {:.2} ms; {} missing",
+            "fanout of {n} changes to {watchers} watchers: all had it after p50 {:.2} ms, p99 {:.2} ms (the first, not counted, {:.2} ms); {} missing",
             p(0.5),
             p(0.99),
+            f.first_ms,
             f.missing
         );
         return Ok(());

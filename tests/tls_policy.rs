@@ -76,6 +76,40 @@ fn tls_cipher_suites_limit_what_tls_12_negotiates() {
     });
 }
 
+/// Go's crypto/tls (kube-apiserver's TLS) picks the suite by its own
+/// order, AES-128-GCM first where the CPU has AES instructions, whatever
+/// the client lists first; rustls's client lists AES-256 first.
+#[test]
+fn the_server_prefers_aes_128_gcm_as_go_does() {
+    use rustls::CipherSuite as S;
+    let k = Kapi::start(&[]);
+    common::runtime().block_on(async {
+        for (versions, suites, want) in [
+            (TLS13, None, S::TLS13_AES_128_GCM_SHA256),
+            (TLS12, None, S::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256),
+            // What the client alone offers is still what it gets.
+            (
+                TLS13,
+                Some(&[S::TLS13_AES_256_GCM_SHA384][..]),
+                S::TLS13_AES_256_GCM_SHA384,
+            ),
+            (
+                TLS13,
+                Some(&[S::TLS13_CHACHA20_POLY1305_SHA256][..]),
+                S::TLS13_CHACHA20_POLY1305_SHA256,
+            ),
+        ] {
+            let offered = client(&k, versions, suites);
+            let first = offered.crypto_provider().cipher_suites[0].suite();
+            let s = connect_with(&k, offered)
+                .await
+                .unwrap_or_else(|e| panic!("{want:?}: {e}"));
+            let got = s.get_ref().1.negotiated_cipher_suite().map(|s| s.suite());
+            assert_eq!(got, Some(want), "client listing {first:?} first");
+        }
+    });
+}
+
 #[test]
 fn unknown_versions_and_suites_are_refused_with_upstreams_words() {
     let tmp = tempfile::tempdir().expect("tempdir");
