@@ -41,9 +41,15 @@ pub fn serve(dir: &Path) -> Result<()> {
     let chain = vec![cert.der().clone()];
     let der = rustls_pki_types::PrivateKeyDer::try_from(key.serialize_der())
         .map_err(|e| anyhow::anyhow!("key: {e}"))?;
-    let mut tls = rustls::ServerConfig::builder()
+    // kapi's TLS choices (`kapi::server::serve::prefer_as_go_does`), so
+    // both servers encrypt with the same suite.
+    let mut provider = rustls::crypto::aws_lc_rs::default_provider();
+    kapi::server::serve::prefer_as_go_does(&mut provider.cipher_suites);
+    let mut tls = rustls::ServerConfig::builder_with_provider(Arc::new(provider))
+        .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(chain, der)?;
+    tls.ignore_client_order = true;
     tls.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
     // The same runtime shape as `kapi serve` (`kapi::server::serve::worker_threads`:

@@ -172,7 +172,7 @@ const GO_OTHER_SUITES: &[&str] = &[
 /// fourteen, on every byte served. Go picks ChaCha20 first for a client
 /// that lists it first (a machine without AES hardware); rustls has no hook
 /// for that choice, so such a client gets AES-128 here.
-fn prefer_as_go_does(suites: &mut [rustls::SupportedCipherSuite]) {
+pub fn prefer_as_go_does(suites: &mut [rustls::SupportedCipherSuite]) {
     fn rank(s: &rustls::SupportedCipherSuite) -> u8 {
         let name = s.suite().as_str().unwrap_or("");
         if name.contains("AES_128_GCM") {
