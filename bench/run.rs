@@ -118,8 +118,14 @@ struct Suite {
     /// 4 KiB `fdatasync`s per second on the disk under the data dir,
     /// measured just before the creates at 32 clients.
     fsync_rate: Option<f64>,
+    /// The minimal server's gets at 32 clients, measured by the embedded
+    /// suite right after kapi's (`measure_minimal`).
+    minimal: Option<Baseline>,
     notes: Vec<String>,
 }
+
+/// The embedded suite's name (it also measures the minimal server).
+const EMBEDDED: &str = "kapi-embedded";
 
 /// The load's knobs for one server: its process (for RSS) and etcd's.
 struct Ctx<'a> {
@@ -338,6 +344,12 @@ async fn run_suite_inner(cx: &Ctx<'_>, s: &mut Suite) -> Result<()> {
     note_errors(s, "gets, 32 clients", &st);
     s.gets_32 = Some(st);
     drop(many);
+    if name == EMBEDDED {
+        // Measured now, not after the suite: the machine's speed drifts by
+        // a fifth over a run, and the ratio should compare two servers
+        // measured within the same minute (kapi idles meanwhile).
+        s.minimal = Some(measure_minimal(z).await);
+    }
 
     progress(
         name,
@@ -485,7 +497,7 @@ async fn kapi_embedded(bin: &str, sizes: &Sizes) -> Result<Suite> {
     wait_ready(&t, Duration::from_secs(60)).await?;
     tokio::time::sleep(Duration::from_secs(1)).await;
     let s = run_suite(Ctx {
-        name: "kapi-embedded",
+        name: EMBEDDED,
         target: &t,
         sizes,
         kapi_pid: Some(kapi.pid()),
@@ -687,11 +699,22 @@ async fn baseline_instructions(bin: &str, sizes: &Sizes, b: &mut Baseline) -> Re
     Ok(())
 }
 
-async fn measure_baseline(bin: &str, sizes: &Sizes) -> Baseline {
+/// The minimal server's gets.
+async fn measure_minimal(sizes: &Sizes) -> Baseline {
     let mut b = Baseline::default();
     if let Err(e) = baseline_gets(sizes, &mut b).await {
         b.notes.push(format!("minimal server: {e:#}"));
     }
+    b
+}
+
+/// Instructions per GET, and the minimal server's gets unless the
+/// embedded suite has measured them (`minimal`).
+async fn measure_baseline(bin: &str, sizes: &Sizes, minimal: Option<Baseline>) -> Baseline {
+    let mut b = match minimal {
+        Some(b) => b,
+        None => measure_minimal(sizes).await,
+    };
     if let Err(e) = baseline_instructions(bin, sizes, &mut b).await {
         b.notes.push(format!("instructions per GET: {e:#}"));
     }
@@ -1677,11 +1700,12 @@ fn main() {
             .build(),
     }
     .expect("runtime");
-    let embedded = rt.block_on(kapi_embedded(bin, &sizes));
+    let mut embedded = rt.block_on(kapi_embedded(bin, &sizes));
     if let Err(e) = &embedded {
         progress("kapi-embedded", &format!("failed: {e:#}"));
     }
-    let baseline = rt.block_on(measure_baseline(bin, &sizes));
+    let minimal = embedded.as_mut().ok().and_then(|s| s.minimal.take());
+    let baseline = rt.block_on(measure_baseline(bin, &sizes, minimal));
     let etcd = rt.block_on(kapi_on_etcd(bin, &sizes));
     if let Err(e) = &etcd {
         progress("kapi-etcd", &format!("failed: {e:#}"));
