@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use parking_lot::RwLock;
 use serde_json::Value;
 use tokio::sync::watch;
@@ -57,12 +58,16 @@ pub fn key_of(obj: &Value) -> String {
     }
 }
 
-/// How the copy keeps one object.
+/// How the copy keeps one object. A metadata informer follows every
+/// object of every resource, and a decoded `Value` costs several times its
+/// JSON (a map node per object level), so it keeps JSON and decodes on
+/// read.
 enum Kept {
     Whole(Arc<Value>),
-    /// Its JSON, decoded when read: a metadata informer follows every
-    /// object of every resource, and a decoded `Value` costs several
-    /// times its JSON (a map node per object level).
+    /// The object's JSON as the watch cache holds it: the same bytes, so
+    /// the copy costs no memory of its own.
+    Shared(Bytes),
+    /// Its metadata re-encoded, where no watch cache holds the object.
     Packed(Box<[u8]>),
 }
 
@@ -70,17 +75,26 @@ impl Kept {
     fn value(&self) -> Arc<Value> {
         match self {
             Kept::Whole(v) => v.clone(),
+            Kept::Shared(b) => Arc::new(Projection::Metadata.decode(b).unwrap_or(Value::Null)),
             // Bytes this copy wrote from a `Value`: they decode.
             Kept::Packed(b) => Arc::new(serde_json::from_slice(b).unwrap_or(Value::Null)),
         }
     }
 }
 
+/// Which [`Kept`] a copy makes.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    #[default]
+    Whole,
+    Shared,
+    Packed,
+}
+
 #[derive(Default)]
 struct Cache {
     objects: BTreeMap<String, Kept>,
-    /// Keep objects [`Kept::Packed`].
-    packed: bool,
+    keep: Keep,
     /// index name -> value -> keys.
     indices: HashMap<String, HashMap<String, BTreeSet<String>>>,
     /// The revision the copy reflects.
@@ -112,10 +126,12 @@ impl Cache {
         }
     }
 
-    fn keep(&self, obj: &Arc<Value>) -> Kept {
-        match self.packed {
-            true => Kept::Packed(serde_json::to_vec(&**obj).unwrap_or_default().into()),
-            false => Kept::Whole(obj.clone()),
+    /// `json` is the object as the watch cache serves it.
+    fn keep(&self, obj: &Arc<Value>, json: &Bytes) -> Kept {
+        match self.keep {
+            Keep::Whole => Kept::Whole(obj.clone()),
+            Keep::Shared => Kept::Shared(json.clone()),
+            Keep::Packed => Kept::Packed(serde_json::to_vec(&**obj).unwrap_or_default().into()),
         }
     }
 
@@ -127,9 +143,14 @@ impl Cache {
         self.objects.values().map(Kept::value).collect()
     }
 
-    fn put(&mut self, indexers: &[(String, IndexFn)], obj: Arc<Value>) -> Option<Arc<Value>> {
+    fn put(
+        &mut self,
+        indexers: &[(String, IndexFn)],
+        obj: Arc<Value>,
+        json: &Bytes,
+    ) -> Option<Arc<Value>> {
         let key = key_of(&obj);
-        let kept = self.keep(&obj);
+        let kept = self.keep(&obj, json);
         let old = self.objects.insert(key.clone(), kept).map(|k| k.value());
         if let Some(o) = &old {
             self.unindex(indexers, &key, o);
@@ -202,11 +223,16 @@ impl Informer {
             .store()
             .write_mark(registry.key_root());
         let by_ns: IndexFn = Arc::new(|o| vec![meta::namespace(o).to_string()]);
+        let keep = match projection {
+            Projection::Full => Keep::Whole,
+            Projection::Metadata if registry.watch_cached() => Keep::Shared,
+            Projection::Metadata => Keep::Packed,
+        };
         Arc::new(Informer {
             registry,
             projection,
             cache: RwLock::new(Cache {
-                packed: projection == Projection::Metadata,
+                keep,
                 ..Cache::default()
             }),
             indexers: RwLock::new(Arc::new(vec![(BY_NAMESPACE.to_string(), by_ns)])),
@@ -335,13 +361,14 @@ impl Informer {
 
     /// Replaces the whole copy with a fresh list (the first one, or after
     /// the watch broke), telling handlers what changed in between.
-    fn replace(&self, fresh: Vec<Arc<Value>>, rev: i64) {
+    /// `fresh`: each object with its JSON as the watch cache serves it.
+    fn replace(&self, fresh: Vec<(Arc<Value>, Bytes)>, rev: i64) {
         let indexers = self.indexers.read().clone();
         let mut events = Vec::new();
         {
             let mut cache = self.cache.write();
             let mut gone: BTreeSet<String> = cache.objects.keys().cloned().collect();
-            for obj in fresh {
+            for (obj, json) in fresh {
                 gone.remove(&key_of(&obj));
                 let same = |old: &Arc<Value>| {
                     meta::str_field(old, "resourceVersion")
@@ -350,11 +377,11 @@ impl Informer {
                 match cache.get(&key_of(&obj)) {
                     Some(old) if same(&old) => {}
                     Some(old) => {
-                        cache.put(&indexers, obj.clone());
+                        cache.put(&indexers, obj.clone(), &json);
                         events.push(Event::Updated { old, new: obj });
                     }
                     None => {
-                        cache.put(&indexers, obj.clone());
+                        cache.put(&indexers, obj.clone(), &json);
                         events.push(Event::Added(obj));
                     }
                 }
@@ -378,15 +405,17 @@ impl Informer {
         self.synced.send_replace(true);
     }
 
-    fn apply(&self, kind: EventType, obj: Arc<Value>, rev: i64) {
+    fn apply(&self, kind: EventType, obj: Arc<Value>, json: &Bytes, rev: i64) {
         let indexers = self.indexers.read().clone();
         {
             let mut cache = self.cache.write();
             let ev = match kind {
-                EventType::Added | EventType::Modified => match cache.put(&indexers, obj.clone()) {
-                    Some(old) => Some(Event::Updated { old, new: obj }),
-                    None => Some(Event::Added(obj)),
-                },
+                EventType::Added | EventType::Modified => {
+                    match cache.put(&indexers, obj.clone(), json) {
+                        Some(old) => Some(Event::Updated { old, new: obj }),
+                        None => Some(Event::Added(obj)),
+                    }
+                }
                 EventType::Deleted => {
                     let key = key_of(&obj);
                     cache.remove(&indexers, &key).map(|_| Event::Deleted(obj))
@@ -425,7 +454,7 @@ impl Informer {
                     continue;
                 }
             };
-            let mut initial: Option<Vec<Arc<Value>>> = Some(Vec::new());
+            let mut initial: Option<Vec<(Arc<Value>, Bytes)>> = Some(Vec::new());
             loop {
                 let msg = tokio::select! {
                     m = rx.recv() => m,
@@ -433,14 +462,26 @@ impl Informer {
                 };
                 let Some(msg) = msg else { break };
                 match msg {
-                    WatchMessage::Event { kind, object, .. } => {
-                        let Some(v) = self.projection.decode(&object.json) else {
-                            continue;
+                    WatchMessage::Event {
+                        kind,
+                        object,
+                        lines,
+                    } => {
+                        // A write's metadata, as the cache decoded it.
+                        let decoded = match self.projection {
+                            Projection::Metadata => lines.as_ref().and_then(|l| l.metadata()),
+                            Projection::Full => None,
                         };
-                        let v = Arc::new(v);
+                        let v = match decoded {
+                            Some(v) => v.clone(),
+                            None => match self.projection.decode(&object.json) {
+                                Some(v) => Arc::new(v),
+                                None => continue,
+                            },
+                        };
                         match initial.as_mut() {
-                            Some(list) => list.push(v),
-                            None => self.apply(kind, v, object.resource_version),
+                            Some(list) => list.push((v, object.json.clone())),
+                            None => self.apply(kind, v, &object.json, object.resource_version),
                         }
                     }
                     WatchMessage::InitialEventsEnd(rev) => {
@@ -501,23 +542,28 @@ mod tests {
         }))
     }
 
-    /// A packed copy answers what a whole one does: the same objects, the
-    /// replaced state on put, the index by namespace.
+    /// A packed or shared copy answers what a whole one does: the same
+    /// objects, the replaced state on put, the index by namespace.
     #[test]
     fn a_packed_copy_reads_back_what_a_whole_one_keeps() {
         let by_ns: IndexFn = Arc::new(|o| vec![meta::namespace(o).to_string()]);
         let indexers = vec![(BY_NAMESPACE.to_string(), by_ns)];
-        let mut copies = [
-            Cache::default(),
-            Cache {
-                packed: true,
-                ..Cache::default()
-            },
-        ];
+        let mut copies = [Keep::Whole, Keep::Packed, Keep::Shared].map(|keep| Cache {
+            keep,
+            ..Cache::default()
+        });
+        // The object as the watch cache serves it: its managedFields are
+        // not part of what a shared copy reads back.
+        let put = |c: &mut Cache, o: Arc<Value>| {
+            let mut served = (*o).clone();
+            served["metadata"]["managedFields"] = json!([{"manager": "m"}]);
+            let json = Bytes::from(serde_json::to_vec(&served).unwrap());
+            c.put(&indexers, o, &json)
+        };
         for c in &mut copies {
-            assert!(c.put(&indexers, obj("a", "x", "1")).is_none());
-            assert!(c.put(&indexers, obj("b", "y", "2")).is_none());
-            let old = c.put(&indexers, obj("a", "x", "3"));
+            assert!(put(c, obj("a", "x", "1")).is_none());
+            assert!(put(c, obj("b", "y", "2")).is_none());
+            let old = put(c, obj("a", "x", "3"));
             assert_eq!(old.as_deref(), Some(&*obj("a", "x", "1")));
             assert_eq!(c.get("a/x").as_deref(), Some(&*obj("a", "x", "3")));
             assert_eq!(c.values().len(), 2);
@@ -528,7 +574,8 @@ mod tests {
             );
             assert!(!c.indices[BY_NAMESPACE].contains_key("b"));
         }
-        assert!(matches!(copies[1].objects["a/x"], Kept::Packed(_)));
         assert!(matches!(copies[0].objects["a/x"], Kept::Whole(_)));
+        assert!(matches!(copies[1].objects["a/x"], Kept::Packed(_)));
+        assert!(matches!(copies[2].objects["a/x"], Kept::Shared(_)));
     }
 }

@@ -17,6 +17,7 @@ use tokio::time::Instant;
 
 use bytes::Bytes;
 use parking_lot::RwLock;
+use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -60,9 +61,31 @@ pub struct ObjectAttrs {
     pub fields: Pairs,
 }
 
-/// Reads [`ObjectAttrs`] from a stored object's JSON (None when it is not
-/// a JSON object); each resource has its own fields.
-pub type AttrsFn = Arc<dyn Fn(&[u8]) -> Option<ObjectAttrs> + Send + Sync>;
+/// Reads what the cache needs of a stored object's JSON (None when it is
+/// not a JSON object); each resource has its own selectable fields.
+pub trait ReadAttrs: Send + Sync {
+    /// [`ObjectAttrs`] alone (lists, the cache's initial fill).
+    fn attrs(&self, raw: &[u8]) -> Option<ObjectAttrs>;
+    /// [`ObjectAttrs`] and, from the same parse, what a metadata informer
+    /// keeps of the object (`apiVersion`, `kind`, `metadata` without
+    /// `managedFields`): each written object's metadata is then decoded
+    /// once, not once here and again by the garbage collector's informer.
+    fn attrs_and_metadata(&self, raw: &[u8]) -> Option<(ObjectAttrs, Value)>;
+}
+
+pub type AttrsFn = Arc<dyn ReadAttrs>;
+
+/// A plain function reads the attributes; the metadata comes from a
+/// second, partial parse.
+impl<F: Fn(&[u8]) -> Option<ObjectAttrs> + Send + Sync> ReadAttrs for F {
+    fn attrs(&self, raw: &[u8]) -> Option<ObjectAttrs> {
+        self(raw)
+    }
+    fn attrs_and_metadata(&self, raw: &[u8]) -> Option<(ObjectAttrs, Value)> {
+        let meta = crate::api::partial_json::decode(raw, &["apiVersion", "kind"])?;
+        Some((self(raw)?, meta))
+    }
+}
 
 #[derive(Debug)]
 pub struct CachedObject {
@@ -122,18 +145,30 @@ pub enum WatchMessage {
 
 /// The JSON watch lines of one event, one per type it can take (a
 /// selector can turn a modification into an arrival or a departure), each
-/// encoded by the first watcher that needs it and shared with the rest.
+/// encoded by the first watcher that needs it and shared with the rest;
+/// and, for a write, the object's metadata as the cache decoded it.
+/// Only live watchers get these: they are not kept in the event window.
 #[derive(Debug, Default)]
-pub struct EventLines([std::sync::OnceLock<Bytes>; 3]);
+pub struct EventLines {
+    lines: [std::sync::OnceLock<Bytes>; 3],
+    metadata: Option<Arc<Value>>,
+}
 
 impl EventLines {
+    /// The object's `apiVersion`, `kind` and `metadata` (without
+    /// `managedFields`, with its resourceVersion), as a metadata informer
+    /// keeps it; `None` for deletes.
+    pub fn metadata(&self) -> Option<&Arc<Value>> {
+        self.metadata.as_ref()
+    }
+
     pub fn get_or_encode(&self, kind: EventType, encode: impl FnOnce() -> Bytes) -> Bytes {
         let slot = match kind {
             EventType::Added => 0,
             EventType::Modified => 1,
             EventType::Deleted => 2,
         };
-        self.0[slot].get_or_init(encode).clone()
+        self.lines[slot].get_or_init(encode).clone()
     }
 }
 
@@ -233,10 +268,31 @@ pub struct CacheList {
 }
 
 pub(super) fn decode_attrs(attrs: &AttrsFn, value: &[u8]) -> ObjectAttrs {
-    attrs(value).unwrap_or_default()
+    attrs.attrs(value).unwrap_or_default()
+}
+
+/// What the cache reads of an object written at `rv`: its attributes and
+/// its metadata as a metadata informer keeps it. Stored bytes carry no
+/// resourceVersion; the object as served (and as informers decode it)
+/// does, so the metadata gets it here.
+fn written(attrs: &AttrsFn, raw: &[u8], rv: i64) -> (ObjectAttrs, Option<Arc<Value>>) {
+    match attrs.attrs_and_metadata(raw) {
+        Some((a, mut meta)) => {
+            if let Some(m) = meta.get_mut("metadata").and_then(Value::as_object_mut) {
+                m.insert("resourceVersion".into(), Value::String(rv.to_string()));
+            }
+            (a, Some(Arc::new(meta)))
+        }
+        None => (ObjectAttrs::default(), None),
+    }
 }
 
 impl Cacher {
+    /// Whether this cache holds the objects (not `--watch-cache=false`).
+    pub fn is_cached(&self) -> bool {
+        self.cached
+    }
+
     /// A cache of everything under `prefix` (ending with `/`). It starts
     /// filling on first use.
     pub fn new(
@@ -782,9 +838,11 @@ impl Cacher {
             return false;
         }
         let prev = state.objects.get(&ev.kv.key).cloned();
+        let mut metadata = None;
         let event = match ev.kind {
             EventKind::Put => {
-                let attrs = decode_attrs(&self.attrs, &ev.kv.value);
+                let (attrs, meta) = written(&self.attrs, &ev.kv.value, rv);
+                metadata = meta;
                 let json = with_resource_version(&ev.kv.value, rv);
                 let object = Arc::new(CachedObject {
                     key: ev.kv.key.clone(),
@@ -857,7 +915,10 @@ impl Cacher {
         state.rev = rv;
         state.last_event_rev = rv;
         let mut dead = Vec::new();
-        let lines = Arc::new(EventLines::default());
+        let lines = Arc::new(EventLines {
+            metadata,
+            ..Default::default()
+        });
         for (id, w) in state.watchers.iter() {
             if let Some(msg) = route(&event, &w.filter, Some(&lines)) {
                 match w.tx.try_send(msg) {
@@ -886,6 +947,27 @@ impl Cacher {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The metadata handed to informers with a write is what they would
+    /// decode from the object as served.
+    #[test]
+    fn a_writes_metadata_is_the_served_objects() {
+        let stored = serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": "p", "namespace": "n", "uid": "u", "labels": {"a": "b"},
+                         "ownerReferences": [{"apiVersion": "v1", "kind": "X", "name": "o", "uid": "w"}],
+                         "managedFields": [{"manager": "m"}]},
+            "spec": {"nodeName": "x"}, "status": {"phase": "Running"},
+        });
+        let raw = serde_json::to_vec(&stored).unwrap();
+        let attrs: AttrsFn = Arc::new(|_: &[u8]| Some(ObjectAttrs::default()));
+        let (_, meta) = written(&attrs, &raw, 42);
+        let served = with_resource_version(&raw, 42);
+        let decoded = crate::api::partial_json::decode(&served, &["apiVersion", "kind"]);
+        assert_eq!(meta.as_deref(), decoded.as_ref());
+        assert_eq!(decoded.unwrap()["metadata"]["resourceVersion"], "42");
+        assert!(written(&attrs, b"[1]", 1).1.is_none());
+    }
 
     #[test]
     fn bookmarks_come_every_minute_and_just_before_the_deadline() {

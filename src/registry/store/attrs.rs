@@ -6,7 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::api::catalog::Resource;
-use crate::storage::cacher::{AttrsFn, ObjectAttrs};
+use crate::storage::cacher::{AttrsFn, ObjectAttrs, ReadAttrs};
 
 /// What one resource's selectors read.
 struct Selectable {
@@ -16,6 +16,8 @@ struct Selectable {
     /// The top-level fields `fields` reach into: all a stored object is
     /// decoded for, besides metadata.
     tops: Vec<String>,
+    /// `tops` and what a metadata informer keeps (`apiVersion`, `kind`).
+    tops_and_type: Vec<String>,
 }
 
 impl Selectable {
@@ -27,10 +29,13 @@ impl Selectable {
             .collect();
         tops.sort();
         tops.dedup();
+        let mut tops_and_type = tops.clone();
+        tops_and_type.extend(["apiVersion".to_string(), "kind".to_string()]);
         Selectable {
             fields,
             namespaced,
             tops,
+            tops_and_type,
         }
     }
 
@@ -52,18 +57,28 @@ impl Selectable {
             fields: fields.into_iter().collect(),
         }
     }
+}
 
+impl ReadAttrs for Selectable {
     /// From stored JSON, decoding only what [`Selectable::of`] reads.
-    fn of_json(&self, raw: &[u8]) -> Option<ObjectAttrs> {
+    fn attrs(&self, raw: &[u8]) -> Option<ObjectAttrs> {
         crate::api::partial_json::decode(raw, &self.tops).map(|v| self.of(&v))
+    }
+
+    fn attrs_and_metadata(&self, raw: &[u8]) -> Option<(ObjectAttrs, Value)> {
+        let mut v = crate::api::partial_json::decode(raw, &self.tops_and_type)?;
+        let attrs = self.of(&v);
+        if let Value::Object(top) = &mut v {
+            top.retain(|k, _| matches!(k.as_str(), "apiVersion" | "kind" | "metadata"));
+        }
+        Some((attrs, v))
     }
 }
 
 /// Label and field values of a stored object, for selectors; None when the
 /// bytes are not a JSON object.
 pub(super) fn attrs_fn(selectable: Vec<String>, namespaced: bool) -> AttrsFn {
-    let s = Selectable::new(selectable, namespaced);
-    Arc::new(move |raw: &[u8]| s.of_json(raw))
+    Arc::new(Selectable::new(selectable, namespaced))
 }
 
 /// Selectable field values of an object, for callers outside the registry.
@@ -142,11 +157,17 @@ mod tests {
             let r = Resource::from_builtin(d);
             let s = Selectable::new(r.selectable_fields.clone(), r.namespaced);
             let whole = s.of(&obj);
-            let partial = s.of_json(&raw).expect("valid JSON");
+            let partial = s.attrs(&raw).expect("valid JSON");
+            let (same, meta) = s.attrs_and_metadata(&raw).expect("valid JSON");
+            assert_eq!(same.labels, whole.labels, "{}", r.kind);
+            assert_eq!(same.fields, whole.fields, "{}", r.kind);
+            // A metadata informer's projection, whatever else was decoded.
+            let projected = crate::api::partial_json::decode(&raw, &["apiVersion", "kind"]);
+            assert_eq!(Some(meta), projected, "{}", r.kind);
             assert_eq!(partial.labels, whole.labels, "{}", r.kind);
             assert_eq!(partial.fields, whole.fields, "{}", r.kind);
         }
         assert!(seen > 5, "only {seen} kinds with selectable fields");
-        assert!(attrs_fn(vec![], true)(b"not json").is_none());
+        assert!(attrs_fn(vec![], true).attrs(b"not json").is_none());
     }
 }

@@ -84,7 +84,9 @@ impl Registry {
             );
             let f = filter.clone();
             let predicate: store::Predicate = Arc::new(move |raw: &[u8]| {
-                attrs(raw).is_some_and(|a| f.label.matches(&a.labels) && f.field.matches(&a.fields))
+                attrs
+                    .attrs(raw)
+                    .is_some_and(|a| f.label.matches(&a.labels) && f.field.matches(&a.fields))
             });
             let prefix = filter
                 .key_prefix

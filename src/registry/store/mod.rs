@@ -182,6 +182,12 @@ impl Registry {
         }
     }
 
+    /// Whether a watch cache holds this resource's objects (and serves
+    /// each one's JSON from memory).
+    pub fn watch_cached(&self) -> bool {
+        self.cacher.as_ref().is_some_and(|c| c.is_cached())
+    }
+
     fn cacher(&self) -> Result<&Arc<Cacher>, ApiError> {
         self.cacher
             .as_ref()
