@@ -114,7 +114,7 @@ impl Registry {
                 }
             }
         }
-        let mut value = body.clone();
+        let mut value = body;
         if let Some(m) = value.as_object_mut() {
             m.insert("kind".into(), Value::String(kind.to_string()));
             m.insert("apiVersion".into(), Value::String(api_version.to_string()));
