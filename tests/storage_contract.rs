@@ -626,6 +626,79 @@ async fn concurrent_gets_answer_their_own_keys(b: Arc<dyn Backend>) {
     }
 }
 
+/// A cache whose resource sees no writes is still current when read: a
+/// flood of writes to another resource does not leave a consistent read of
+/// it behind (or waiting), and its answer's resourceVersion is storage's,
+/// at least that of the last write acknowledged before the read.
+async fn quiet_caches_stay_current_under_a_flood_of_other_writes(b: Arc<dyn Backend>) {
+    let s = Store::new(b);
+    let stop = CancellationToken::new();
+    let cache = |plural: &str| {
+        Cacher::new(
+            format!("/registry/{plural}/"),
+            (String::new(), plural.to_string()),
+            s.clone(),
+            attrs(),
+            stop.clone(),
+        )
+    };
+    let (quiet, busy) = (cache("secrets"), cache("configmaps"));
+    s.create("/registry/secrets/ns/s0", obj("s0", "u", 0))
+        .await
+        .expect("create");
+    for c in [&quiet, &busy] {
+        c.list(&Filter::default(), &ListOptions::default())
+            .await
+            .expect("first list");
+    }
+    for round in 0..3 {
+        let mut writers = tokio::task::JoinSet::new();
+        for w in 0..16 {
+            let s = s.clone();
+            writers.spawn(async move {
+                let mut last = 0;
+                for i in 0..20 {
+                    let name = format!("r{round}-w{w}-{i}");
+                    let key = format!("/registry/configmaps/ns/{name}");
+                    last = s.create(&key, obj(&name, "u", i)).await.expect("create");
+                }
+                last
+            });
+        }
+        let mut last = 0;
+        while let Some(r) = writers.join_next().await {
+            last = last.max(r.expect("writer"));
+        }
+        let began = std::time::Instant::now();
+        let l = quiet
+            .list(&Filter::default(), &ListOptions::default())
+            .await
+            .expect("consistent list of the quiet resource");
+        assert!(
+            l.resource_version >= last,
+            "round {round}: list at {}, last write at {last}",
+            l.resource_version
+        );
+        assert_eq!(l.items.len(), 1 + round);
+        // Well under the 5 s a cache waits before it gives up on storage.
+        assert!(
+            began.elapsed() < Duration::from_secs(2),
+            "round {round}: the read waited {:?}",
+            began.elapsed()
+        );
+        // A write to the quiet resource is seen by the next read.
+        let key = format!("/registry/secrets/ns/t{round}");
+        let rv = s.create(&key, obj("t", "u", 1)).await.expect("create");
+        let l = quiet
+            .list(&Filter::default(), &ListOptions::default())
+            .await
+            .expect("list after a write");
+        assert!(l.resource_version >= rv);
+        assert_eq!(l.items.len(), 2 + round);
+    }
+    stop.cancel();
+}
+
 macro_rules! contract {
     ($($name:ident),* $(,)?) => {
         mod on_embedded {
@@ -658,4 +731,5 @@ contract!(
     watch_from_revision,
     cacher_lists_and_fans_out,
     concurrent_gets_answer_their_own_keys,
+    quiet_caches_stay_current_under_a_flood_of_other_writes,
 );

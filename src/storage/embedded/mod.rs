@@ -23,10 +23,11 @@ use tokio::sync::{broadcast, mpsc, oneshot};
 
 use super::backend::{
     Backend, BackendError, Event, EventKind, KeyValue, RangeRequest, RangeResponse, TxnOutcome,
-    WatchItem, WatchReceiver,
+    WatchReceiver,
 };
 
 mod record;
+mod watch;
 
 use record::{decode_record, encode_record, Record, KIND_DELETE, KIND_PUT};
 
@@ -801,7 +802,7 @@ impl Backend for Embedded {
 
     async fn watch(&self, prefix: &str, from_revision: i64) -> Result<WatchReceiver, BackendError> {
         // Subscribe before reading history so nothing falls in between.
-        let mut live_events = self.shared.events.subscribe();
+        let live_events = self.shared.events.subscribe();
         let current = self.shared.current.load(Ordering::Acquire);
         let from = if from_revision <= 0 {
             current + 1
@@ -816,82 +817,17 @@ impl Backend for Embedded {
             });
         }
         let (tx, rx) = mpsc::channel(1024);
-        // Progress is sent after every committed batch, so requests need no answer.
-        let (progress, _) = mpsc::channel(1);
+        let (progress, progress_requests) = mpsc::channel::<()>(1);
         let shared = self.shared.clone();
         let prefix = prefix.to_string();
-        tokio::spawn(async move {
-            let mut next = from;
-            // Replay what is already committed, in chunks.
-            loop {
-                let s = shared.clone();
-                let p = prefix.clone();
-                let start = next;
-                let chunk = tokio::task::spawn_blocking(move || replay(&s, &p, start)).await;
-                let (events, upto) = match chunk {
-                    Ok(Ok(c)) => c,
-                    Ok(Err(e)) => {
-                        let _ = tx.send(Err(e)).await;
-                        return;
-                    }
-                    Err(e) => {
-                        let _ = tx.send(Err(internal(e))).await;
-                        return;
-                    }
-                };
-                for ev in events {
-                    if tx.send(Ok(WatchItem::Event(ev))).await.is_err() {
-                        return;
-                    }
-                }
-                if tx.send(Ok(WatchItem::Progress(upto))).await.is_err() {
-                    return;
-                }
-                next = upto + 1;
-                if upto >= shared.current.load(Ordering::Acquire) {
-                    break;
-                }
-            }
-            loop {
-                // A watcher that went away ends its task now, not at the next write.
-                let received = tokio::select! {
-                    r = live_events.recv() => r,
-                    _ = tx.closed() => return,
-                };
-                match received {
-                    Ok(batch) => {
-                        let mut last = None;
-                        for ev in batch.events.iter() {
-                            if ev.kv.mod_revision < next || !ev.kv.key.starts_with(&prefix) {
-                                continue;
-                            }
-                            last = Some(ev.kv.mod_revision);
-                            if tx.send(Ok(WatchItem::Event(ev.clone()))).await.is_err() {
-                                return;
-                            }
-                        }
-                        if batch.revision >= next && last != Some(batch.revision) {
-                            if tx
-                                .send(Ok(WatchItem::Progress(batch.revision)))
-                                .await
-                                .is_err()
-                            {
-                                return;
-                            }
-                        }
-                    }
-                    Err(broadcast::error::RecvError::Lagged(_)) => {
-                        let _ = tx
-                            .send(Err(BackendError::Unavailable(
-                                "watch fell too far behind".into(),
-                            )))
-                            .await;
-                        return;
-                    }
-                    Err(broadcast::error::RecvError::Closed) => return,
-                }
-            }
-        });
+        tokio::spawn(watch::follow(
+            shared,
+            prefix,
+            from,
+            live_events,
+            tx,
+            progress_requests,
+        ));
         Ok(WatchReceiver::new(rx, progress))
     }
 
