@@ -81,6 +81,7 @@ pub(super) async fn follow(
                 if seen < target {
                     continue;
                 }
+                // Already seen: an empty commit, answered below.
                 Ok(Arc::new(Committed { events: Vec::new(), revision: seen }))
             }
             _ = tx.closed() => return,
