@@ -22,6 +22,16 @@ pub fn decode<K: AsRef<str>>(json: &[u8], keep: &[K]) -> Option<Value> {
     Some(Value::Object(map))
 }
 
+/// The top-level fields a metadata informer keeps beside `metadata`
+/// (upstream's PartialObjectMetadata).
+pub const TYPE_FIELDS: [&str; 2] = ["apiVersion", "kind"];
+
+/// What a metadata informer keeps of an object: [`TYPE_FIELDS`] and
+/// `metadata` without `managedFields`.
+pub fn object_metadata(json: &[u8]) -> Option<Value> {
+    decode(json, &TYPE_FIELDS)
+}
+
 /// An object key, borrowed from the input when it has no escapes: the seed
 /// for `MapAccess::next_key_seed` (also strict decoding's).
 pub(crate) struct Key;

@@ -184,7 +184,7 @@ impl Projection {
             Projection::Full => serde_json::from_slice(json).ok(),
             // Decoded without the parts a metadata informer drops (the
             // body, managedFields), as PartialObjectMetadata holds it.
-            Projection::Metadata => crate::api::partial_json::decode(json, &["apiVersion", "kind"]),
+            Projection::Metadata => crate::api::partial_json::object_metadata(json),
         }
     }
 }

@@ -82,7 +82,7 @@ impl<F: Fn(&[u8]) -> Option<ObjectAttrs> + Send + Sync> ReadAttrs for F {
         self(raw)
     }
     fn attrs_and_metadata(&self, raw: &[u8]) -> Option<(ObjectAttrs, Value)> {
-        let meta = crate::api::partial_json::decode(raw, &["apiVersion", "kind"])?;
+        let meta = crate::api::partial_json::object_metadata(raw)?;
         Some((self(raw)?, meta))
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use crate::api::catalog::Resource;
+use crate::api::partial_json::TYPE_FIELDS;
 use crate::storage::cacher::{AttrsFn, ObjectAttrs, ReadAttrs};
 
 /// What one resource's selectors read.
@@ -30,7 +31,7 @@ impl Selectable {
         tops.sort();
         tops.dedup();
         let mut tops_and_type = tops.clone();
-        tops_and_type.extend(["apiVersion".to_string(), "kind".to_string()]);
+        tops_and_type.extend(TYPE_FIELDS.map(String::from));
         Selectable {
             fields,
             namespaced,
@@ -69,7 +70,8 @@ impl ReadAttrs for Selectable {
         let mut v = crate::api::partial_json::decode(raw, &self.tops_and_type)?;
         let attrs = self.of(&v);
         if let Value::Object(top) = &mut v {
-            top.retain(|k, _| matches!(k.as_str(), "apiVersion" | "kind" | "metadata"));
+            // What `object_metadata` keeps, from the same parse.
+            top.retain(|k, _| k == "metadata" || TYPE_FIELDS.contains(&k.as_str()));
         }
         Some((attrs, v))
     }
