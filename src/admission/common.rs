@@ -83,12 +83,7 @@ pub async fn any_core_cached(
     let Some(reg) = registries.get("", "v1", plural) else {
         return Ok(false);
     };
-    let params = ListParams {
-        resource_version: Some(reg.fresh_rv()),
-        limit: 1,
-        ..Default::default()
-    };
-    Ok(!reg.list(namespace, &params).await?.items.is_empty())
+    reg.any_in(namespace).await
 }
 
 /// Every object of a resource in a namespace ("" for all), as JSON.

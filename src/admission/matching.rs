@@ -19,15 +19,20 @@ use crate::registry::{ListParams, Registries};
 
 pub const GROUP: &str = "admissionregistration.k8s.io";
 
-/// Objects as last read (their bytes) and as parsed.
-type Parsed<T> = Option<(Vec<Bytes>, Arc<Vec<T>>)>;
+/// Objects as last read and as parsed: the revision of the last change
+/// the watch cache had seen (`None` without a watch cache), and the bytes.
+struct Parsed<T> {
+    last_change: Option<i64>,
+    bytes: Vec<Bytes>,
+    objects: Arc<Vec<T>>,
+}
 
 /// Configuration objects of one kind, read from the watch cache on each
-/// request and parsed again only when their bytes changed.
+/// request and parsed again only when they changed.
 pub struct Cached<T> {
     plural: &'static str,
     parse: fn(&Value) -> T,
-    state: Mutex<Parsed<T>>,
+    state: Mutex<Option<Parsed<T>>>,
 }
 
 impl<T> Cached<T> {
@@ -45,18 +50,26 @@ impl<T> Cached<T> {
             return Ok(Arc::new(Vec::new()));
         };
         // From the cache, but never behind a configuration change this
-        // server acknowledged: a webhook or policy applies from the next request.
+        // server acknowledged: a webhook or policy applies from the next
+        // request. Every write asks; most find nothing changed since the
+        // last one and skip the list.
+        let last_change = reg.last_change().await?;
+        if let Some(p) = self.state.lock().as_ref() {
+            if last_change.is_some() && p.last_change == last_change {
+                return Ok(p.objects.clone());
+            }
+        }
         let params = ListParams {
             resource_version: Some(reg.fresh_rv()),
             ..Default::default()
         };
         let list = reg.list("", &params).await?;
-        if list.items.is_empty() {
-            return Ok(Arc::new(Vec::new()));
-        }
-        if let Some((bytes, parsed)) = self.state.lock().as_ref() {
-            if *bytes == list.items {
-                return Ok(parsed.clone());
+        if let Some(p) = self.state.lock().as_mut() {
+            if p.bytes == list.items {
+                // Changes the cache saw since may be newer than this list:
+                // the older mark only makes the next request list again.
+                p.last_change = last_change;
+                return Ok(p.objects.clone());
             }
         }
         let mut objs: Vec<Value> = list
@@ -65,9 +78,13 @@ impl<T> Cached<T> {
             .filter_map(|b| serde_json::from_slice(b).ok())
             .collect();
         objs.sort_by(|a, b| name_of(a).cmp(name_of(b)));
-        let parsed = Arc::new(objs.iter().map(self.parse).collect::<Vec<T>>());
-        *self.state.lock() = Some((list.items, parsed.clone()));
-        Ok(parsed)
+        let objects = Arc::new(objs.iter().map(self.parse).collect::<Vec<T>>());
+        *self.state.lock() = Some(Parsed {
+            last_change,
+            bytes: list.items,
+            objects: objects.clone(),
+        });
+        Ok(objects)
     }
 }
 

@@ -32,7 +32,8 @@ pub type TypedCodec = fn(&serde_json::Value) -> Result<serde_json::Value, String
 pub fn typed<T: DeserializeOwned + Serialize>(
     v: &serde_json::Value,
 ) -> Result<serde_json::Value, String> {
-    let t: T = serde_json::from_value(v.clone()).map_err(|e| e.to_string())?;
+    // Read from the borrowed value: no copy of the object to consume.
+    let t = T::deserialize(v).map_err(|e| e.to_string())?;
     serde_json::to_value(t).map_err(|e| e.to_string())
 }
 

@@ -3,30 +3,27 @@
 //! (`fieldValidation=Strict` refuses the body, `Warn` warns), with its path.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value};
 
 use super::partial_json::Key;
 
-/// The dotted paths of keys that appear twice in one JSON object, in the
-/// order met. Empty when the bytes are not JSON: decoding reports that.
-///
-/// Every write body goes through here, so the walk borrows its keys and
-/// spells out a path only for a duplicate it finds.
-pub fn duplicate_fields(bytes: &[u8]) -> Vec<String> {
+/// A JSON body decoded as `serde_json` decodes it (the last of two equal
+/// keys wins), with the dotted paths of keys that appear twice in one
+/// object, in the order met. One pass: every write body comes here.
+pub fn decode_noting_duplicates(bytes: &[u8]) -> Result<(Value, Vec<String>), serde_json::Error> {
     let mut found = Vec::new();
     let mut path = Vec::new();
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let seed = Walk {
+    let value = Build {
         path: &mut path,
         found: &mut found,
-    };
-    if seed.deserialize(&mut de).is_err() {
-        return Vec::new();
     }
-    found
+    .deserialize(&mut de)?;
+    de.end()?;
+    Ok((value, found))
 }
 
 /// One step of the path to a value.
@@ -53,96 +50,99 @@ fn spell(path: &[Step<'_>]) -> String {
     out
 }
 
-struct Walk<'a, 'de> {
+/// Builds the value at `path`, noting repeated keys in `found`. The
+/// path borrows its keys; one is spelled out only for a duplicate.
+struct Build<'a, 'de> {
     path: &'a mut Vec<Step<'de>>,
     found: &'a mut Vec<String>,
 }
 
-impl<'de> DeserializeSeed<'de> for Walk<'_, 'de> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+impl<'de> DeserializeSeed<'de> for Build<'_, 'de> {
+    type Value = Value;
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-/// Objects with more keys than this look theirs up in a hash set.
-const FEW_KEYS: usize = 16;
-
-impl<'de> Visitor<'de> for Walk<'_, 'de> {
-    type Value = ();
+impl<'de> Visitor<'de> for Build<'_, 'de> {
+    type Value = Value;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("JSON")
+        f.write_str("any valid JSON value")
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut few: Vec<Cow<'de, str>> = Vec::new();
-        let mut many: HashSet<Cow<'de, str>> = HashSet::new();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
         while let Some(key) = map.next_key_seed(Key)? {
-            let again = if many.is_empty() && few.len() < FEW_KEYS {
-                let again = few.contains(&key);
-                if !again {
-                    few.push(key.clone());
-                }
-                again
-            } else {
-                many.extend(few.drain(..));
-                !many.insert(key.clone())
-            };
+            let again = object.contains_key(key.as_ref());
             self.path.push(Step::Key(key));
             if again {
                 self.found.push(spell(self.path));
             }
-            map.next_value_seed(Walk {
+            let value = map.next_value_seed(Build {
+                path: &mut *self.path,
+                found: &mut *self.found,
+            })?;
+            if let Some(Step::Key(key)) = self.path.pop() {
+                object.insert(key.into_owned(), value);
+            }
+        }
+        Ok(Value::Object(object))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        loop {
+            self.path.push(Step::Index(items.len()));
+            let item = seq.next_element_seed(Build {
                 path: &mut *self.path,
                 found: &mut *self.found,
             })?;
             self.path.pop();
-        }
-        Ok(())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut i = 0;
-        loop {
-            self.path.push(Step::Index(i));
-            let more = seq
-                .next_element_seed(Walk {
-                    path: &mut *self.path,
-                    found: &mut *self.found,
-                })?
-                .is_some();
-            self.path.pop();
-            if !more {
-                return Ok(());
+            match item {
+                Some(v) => items.push(v),
+                None => return Ok(Value::Array(items)),
             }
-            i += 1;
         }
     }
 
-    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
-        Ok(())
+    // Scalars as serde_json's own `Value` decodes them.
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
     }
-    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
-        Ok(())
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
     }
-    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
-        Ok(())
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
     }
-    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
-        Ok(())
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
     }
-    fn visit_str<E>(self, _: &str) -> Result<(), E> {
-        Ok(())
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
     }
-    fn visit_unit<E>(self) -> Result<(), E> {
-        Ok(())
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::duplicate_fields;
+    use super::decode_noting_duplicates;
+    use serde_json::Value;
+
+    fn duplicate_fields(body: &[u8]) -> Vec<String> {
+        decode_noting_duplicates(body)
+            .map(|(_, d)| d)
+            .unwrap_or_default()
+    }
 
     #[test]
     fn finds_nested_duplicates_with_paths() {
@@ -168,8 +168,39 @@ mod tests {
     }
 
     #[test]
-    fn none_in_ordinary_json_or_garbage() {
+    fn none_in_ordinary_json_and_garbage_is_an_error() {
         assert!(duplicate_fields(br#"{"a":{"a":1},"b":[1,2]}"#).is_empty());
-        assert!(duplicate_fields(b"{not json").is_empty());
+        assert!(decode_noting_duplicates(b"{not json").is_err());
+        assert!(decode_noting_duplicates(b"{} trailing").is_err());
+    }
+
+    /// The value is exactly serde_json's, repeated keys (the last wins),
+    /// numbers of every kind and escapes included; and so are the errors.
+    #[test]
+    fn decodes_what_serde_json_decodes() {
+        for body in [
+            r#"{"a":1,"a":{"b":[1,-2,3.5,1e300,18446744073709551615,-9223372036854775808,0.1]},"s":"\u00e9\n\"","n":null,"t":true}"#,
+            r#"[{"x":"y"},[],{},"",0]"#,
+            r#""just a string""#,
+            "  42  ",
+            r#"{"deep":[[[[{"k":[null]}]]]]}"#,
+        ] {
+            let (ours, _) = decode_noting_duplicates(body.as_bytes()).expect(body);
+            let theirs: Value = serde_json::from_str(body).expect(body);
+            assert_eq!(ours, theirs, "{body}");
+            assert_eq!(ours.to_string(), theirs.to_string(), "{body}");
+        }
+        for bad in [
+            r#"{"a":}"#,
+            "[1,2",
+            r#"{"a":1}x"#,
+            "",
+            "[1e400]",
+            &"[".repeat(200),
+        ] {
+            let ours = decode_noting_duplicates(bad.as_bytes()).expect_err(bad);
+            let theirs = serde_json::from_str::<Value>(bad).expect_err(bad);
+            assert_eq!(ours.to_string(), theirs.to_string(), "{bad}");
+        }
     }
 }

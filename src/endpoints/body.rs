@@ -3,7 +3,6 @@
 //! bytes. Separate from the handler: upstream's `limitedReadBody` and the
 //! decoders every write verb shares.
 
-use axum::body::Body;
 use axum::extract::Request;
 use bytes::Bytes;
 use http::header;
@@ -80,20 +79,19 @@ pub(super) fn decode_body(
         ))
     })
 }
+/// The request's Content-Type, when it is text.
+fn content_type(req: &Request) -> Option<&str> {
+    req.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+}
+
 impl ResourceHandler {
     pub(super) async fn body(&self, req: Request, kind: &str) -> Result<Value, ApiError> {
-        let format = negotiation::body_format(
-            req.headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok()),
-        )?;
+        let format = negotiation::body_format(content_type(&req))?;
         let began = crate::trace::start();
-        let content_type = began.and_then(|_| {
-            req.headers()
-                .get(header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .map(String::from)
-        });
+        // Kept for the trace only.
+        let content_type = began.and(content_type(&req)).map(String::from);
         let bytes = read_body(req).await?;
         let decoded = decode_body(&bytes, format, kind);
         crate::trace::result(
@@ -114,35 +112,45 @@ impl ResourceHandler {
         opts: &WriteOptions,
     ) -> Result<(Value, Vec<String>), ApiError> {
         let is_json = matches!(
-            negotiation::body_format(
-                req.headers()
-                    .get(header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-            ),
+            negotiation::body_format(content_type(&req)),
             Ok(BodyFormat::Json)
         );
         if !is_json || opts.field_validation == FieldValidation::Ignore {
             return Ok((self.body(req, &r.kind).await?, Vec::new()));
         }
-        let (parts, body) = req.into_parts();
-        let bytes = read_body(Request::from_parts(parts.clone(), body)).await?;
-        let dups: Vec<String> = crate::api::strict::duplicate_fields(&bytes)
+        let began = crate::trace::start();
+        // Kept for the trace only.
+        let content_type = began.and(content_type(&req)).map(String::from);
+        let bytes = read_body(req).await?;
+        let detail = || json!({"contentType": content_type.clone().unwrap_or_default(), "bytes": bytes.len()});
+        // Decoded and checked for duplicates in one pass; a body that does
+        // not decode gets decode_body's answer (and its lenience for bytes
+        // that are not UTF-8).
+        let (value, dups) = match crate::api::strict::decode_noting_duplicates(&bytes) {
+            Ok(decoded) => decoded,
+            Err(_) => {
+                let decoded = decode_body(&bytes, BodyFormat::Json, &r.kind);
+                crate::trace::result(began, "read body", &decoded, detail);
+                return Ok((decoded?, Vec::new()));
+            }
+        };
+        let dups: Vec<String> = dups
             .into_iter()
             .map(|f| format!("json: duplicate field {f:?}"))
             .collect();
-        if !dups.is_empty() && opts.field_validation == FieldValidation::Strict {
-            return Err(ApiError::bad_request(format!(
+        let outcome = if !dups.is_empty() && opts.field_validation == FieldValidation::Strict {
+            Err(ApiError::bad_request(format!(
                 "{} in version {:?} cannot be handled as a {}: strict decoding error: {}",
                 r.kind,
                 r.version,
                 r.kind,
                 dups.join(", ")
-            )));
-        }
-        let value = self
-            .body(Request::from_parts(parts, Body::from(bytes)), &r.kind)
-            .await?;
-        Ok((value, dups))
+            )))
+        } else {
+            Ok((value, dups))
+        };
+        crate::trace::result(began, "read body", &outcome, detail);
+        outcome
     }
 
     pub(super) async fn patch_parts(

@@ -363,6 +363,42 @@ impl Cacher {
         self.len() == 0
     }
 
+    /// The revision of the last change to the cached objects, once the
+    /// cache has reached `rv` (0: as it is); `None` with the cache off.
+    /// What a caller derived from a list holds while this stays the same.
+    pub async fn last_change(self: &Arc<Self>, rv: i64) -> Result<Option<i64>, StorageError> {
+        if !self.cached {
+            return Ok(None);
+        }
+        self.wait_ready().await?;
+        if rv > 0 {
+            self.wait_for(rv).await?;
+        }
+        Ok(Some(self.state.read().last_event_rev))
+    }
+
+    /// Whether any cached object's key starts with `prefix`, once the
+    /// cache has reached `rv` (0: as it is); `None` with the cache off.
+    pub async fn any_under(
+        self: &Arc<Self>,
+        prefix: &str,
+        rv: i64,
+    ) -> Result<Option<bool>, StorageError> {
+        if !self.cached {
+            return Ok(None);
+        }
+        self.wait_ready().await?;
+        if rv > 0 {
+            self.wait_for(rv).await?;
+        }
+        let state = self.state.read();
+        let first = state.objects.range::<str, _>((
+            std::ops::Bound::Included(prefix),
+            std::ops::Bound::Unbounded,
+        ));
+        Ok(Some(first.take(1).any(|(k, _)| k.starts_with(prefix))))
+    }
+
     fn ensure_started(self: &Arc<Self>) {
         if !self.started.swap(true, Ordering::AcqRel) {
             let me = self.clone();

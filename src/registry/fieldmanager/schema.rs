@@ -8,6 +8,11 @@
 //! - nothing: upstream's "deduced" type, where maps are granular and lists
 //!   atomic (the root's `metadata` is still an `ObjectMeta`).
 
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use foldhash::fast::FixedState;
+use parking_lot::RwLock;
 use serde_json::{Map, Value};
 
 use crate::registry::patch::meta::{self, FieldMeta};
@@ -120,7 +125,7 @@ impl<'a> Ty<'a> {
     /// is handled as.
     pub(crate) fn atom(&self, v: Option<&Value>) -> Atom {
         match *self {
-            Ty::Builtin(node, fm) => builtin_atom(node, fm).unwrap_or_else(|| deduce(v)),
+            Ty::Builtin(node, fm) => builtin_atom_remembered(node, fm).unwrap_or_else(|| deduce(v)),
             Ty::Structural(s) | Ty::StructuralRoot(s) => {
                 structural_atom(s).unwrap_or_else(|| deduce(v))
             }
@@ -223,6 +228,31 @@ impl<'a> Ty<'a> {
             _ => None,
         }
     }
+}
+
+/// [`builtin_atom`], by the addresses of the field's schema, type name and
+/// patch metadata (all static, so the addresses name one field of one type).
+/// Deciding it takes several schema lookups and a table search, and field
+/// management asks for every field of every write.
+type AtomKey = (usize, usize, usize);
+static BUILTIN_ATOMS: LazyLock<RwLock<HashMap<AtomKey, Option<Atom>, FixedState>>> =
+    LazyLock::new(Default::default);
+
+fn builtin_atom_remembered(node: Node, fm: Option<&'static FieldMeta>) -> Option<Atom> {
+    let Some(schema) = node.schema else {
+        return None;
+    };
+    let key = (
+        std::ptr::from_ref(schema) as usize,
+        node.name.map_or(0, |n| n.as_ptr() as usize),
+        fm.map_or(0, |m| std::ptr::from_ref(m) as usize),
+    );
+    if let Some(a) = BUILTIN_ATOMS.read().get(&key) {
+        return a.clone();
+    }
+    let a = builtin_atom(node, fm);
+    BUILTIN_ATOMS.write().insert(key, a.clone());
+    a
 }
 
 fn builtin_atom(node: Node, fm: Option<&'static FieldMeta>) -> Option<Atom> {

@@ -182,6 +182,49 @@ impl Registry {
         }
     }
 
+    /// The revision of the last change to this resource's objects, as its
+    /// watch cache knows them once it has every write this server
+    /// acknowledged ([`Registry::fresh_rv`]); `None` without a watch cache.
+    /// A caller that parsed a list keeps what it parsed while this holds.
+    pub async fn last_change(&self) -> Result<Option<i64>, ApiError> {
+        let Some(cacher) = self.cacher.as_ref() else {
+            return Ok(None);
+        };
+        let written = self.written.load(std::sync::atomic::Ordering::Acquire);
+        cacher
+            .last_change(written.max(0))
+            .await
+            .map_err(|e| storage_err(&self.resource, "list", "", e))
+    }
+
+    /// Whether `namespace` ("" for all) holds any object of this resource,
+    /// never behind a write this server acknowledged: from the watch cache
+    /// without building a list (admission asks it on every write), else a
+    /// list of one.
+    pub async fn any_in(&self, namespace: &str) -> Result<bool, ApiError> {
+        if let Some(cacher) = self.cacher.as_ref() {
+            let prefix = if self.resource.namespaced && !namespace.is_empty() {
+                format!("{}{namespace}/", self.key_root)
+            } else {
+                self.key_root.clone()
+            };
+            let written = self.written.load(std::sync::atomic::Ordering::Acquire);
+            let any = cacher
+                .any_under(&prefix, written.max(0))
+                .await
+                .map_err(|e| storage_err(&self.resource, "list", "", e))?;
+            if let Some(any) = any {
+                return Ok(any);
+            }
+        }
+        let params = crate::registry::ListParams {
+            resource_version: Some(self.fresh_rv()),
+            limit: 1,
+            ..Default::default()
+        };
+        Ok(!self.list(namespace, &params).await?.items.is_empty())
+    }
+
     /// Whether a watch cache holds this resource's objects (and serves
     /// each one's JSON from memory).
     pub fn watch_cached(&self) -> bool {

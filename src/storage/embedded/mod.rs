@@ -19,7 +19,7 @@ use redb::{
     Database, ReadOnlyDatabase, ReadableDatabase, ReadableTable, ReadableTableMetadata,
     TableDefinition,
 };
-use tokio::sync::{broadcast, mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot};
 
 use super::backend::{
     Backend, BackendError, Event, EventKind, KeyValue, RangeRequest, RangeResponse, TxnOutcome,
@@ -157,7 +157,7 @@ struct Shared {
     path: PathBuf,
     current: AtomicI64,
     compacted: AtomicI64,
-    events: broadcast::Sender<Arc<Committed>>,
+    hub: watch::Hub,
 }
 
 pub struct Embedded {
@@ -240,14 +240,13 @@ impl Embedded {
             txn.commit().map_err(internal)?;
             (current, compacted)
         };
-        let (events, _) = broadcast::channel(4096);
         let shared = Arc::new(Shared {
             db: Db::new(DbKind::Writable(db)),
             durable,
             path,
             current: AtomicI64::new(current),
             compacted: AtomicI64::new(compacted),
-            events,
+            hub: watch::Hub::default(),
         });
         let (tx, rx) = mpsc::channel(MAX_BATCH * 4);
         let writer_shared = shared.clone();
@@ -367,7 +366,6 @@ impl Embedded {
             };
             (get(CURRENT_KEY, 1)? as i64, get(COMPACTED_KEY, 0)? as i64)
         };
-        let (events, _) = broadcast::channel(16);
         Ok(Embedded {
             readers: readers(),
             shared: Arc::new(Shared {
@@ -376,7 +374,7 @@ impl Embedded {
                 path,
                 current: AtomicI64::new(current),
                 compacted: AtomicI64::new(compacted),
-                events,
+                hub: watch::Hub::default(),
             }),
             writes: parking_lot::RwLock::new(None),
             writer: parking_lot::Mutex::new(None),
@@ -465,11 +463,10 @@ fn writer_loop(shared: Arc<Shared>, mut rx: mpsc::Receiver<Pending>) {
         match apply_batch(&shared, &batch, start) {
             Ok((outcomes, events, next)) => {
                 shared.current.store(next, Ordering::Release);
-                // No receivers is fine: nobody is watching.
-                let _ = shared.events.send(Arc::new(Committed {
+                shared.hub.publish(Committed {
                     events,
                     revision: next,
-                }));
+                });
                 for (p, o) in batch.into_iter().zip(outcomes) {
                     let _ = p.reply.send(o);
                 }
@@ -802,7 +799,7 @@ impl Backend for Embedded {
 
     async fn watch(&self, prefix: &str, from_revision: i64) -> Result<WatchReceiver, BackendError> {
         // Subscribe before reading history so nothing falls in between.
-        let live_events = self.shared.events.subscribe();
+        let sub = self.shared.hub.subscribe(prefix);
         let current = self.shared.current.load(Ordering::Acquire);
         let from = if from_revision <= 0 {
             current + 1
@@ -824,7 +821,7 @@ impl Backend for Embedded {
             shared,
             prefix,
             from,
-            live_events,
+            sub,
             tx,
             progress_requests,
         ));

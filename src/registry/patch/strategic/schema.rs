@@ -96,9 +96,12 @@ fn ref_name(s: &Map<String, Value>) -> Option<&str> {
 /// schema here is leaked, so the address names one field of one type.
 /// Resolving takes a definition lookup by name and a search of the patch
 /// metadata; field management asks it for every field of every write.
+/// Keyed by address, so hashed with foldhash: SipHash cost more than the
+/// lookup it saves.
 type Resolved = (Node, Option<&'static FieldMeta>);
-static RESOLVED: LazyLock<RwLock<std::collections::HashMap<usize, Resolved>>> =
-    LazyLock::new(Default::default);
+static RESOLVED: LazyLock<
+    RwLock<std::collections::HashMap<usize, Resolved, foldhash::fast::FixedState>>,
+> = LazyLock::new(Default::default);
 
 fn remembered(schema: &'static Value, resolve: impl FnOnce() -> Resolved) -> Resolved {
     let key = std::ptr::from_ref(schema) as usize;
