@@ -210,13 +210,24 @@ pub fn update_in(
     manager: &str,
     api_version: &str,
 ) -> Value {
+    update_owned(scope, live_old, new.clone(), manager, api_version)
+}
+
+/// [`update_in`] of an object the caller gives up (the write path's own),
+/// which is changed in place rather than copied.
+pub fn update_owned(
+    scope: &Scope,
+    live_old: Option<&Value>,
+    mut new_obj: Value,
+    manager: &str,
+    api_version: &str,
+) -> Value {
     let manager = if manager.is_empty() {
         "unknown"
     } else {
         manager
     };
     let ty = scope.schema.root;
-    let mut new_obj = new.clone();
     let live_managed = || {
         live_old
             .and_then(|l| Managed::of(l).ok())
@@ -224,10 +235,10 @@ pub fn update_in(
     };
     let managed = if !scope.subresource.is_empty() {
         live_managed()
-    } else if is_reset_managed_fields(new) {
+    } else if is_reset_managed_fields(&new_obj) {
         Managed::default()
     } else {
-        match Managed::of(new) {
+        match Managed::of(&new_obj) {
             Ok(m) if !m.fields.is_empty() => m,
             _ => live_managed(),
         }

@@ -50,7 +50,7 @@ impl Registry {
         // As upstream, the writer owns what it sent (defaults included),
         // not what admission or the strategy add after.
         if !opts.force_applied {
-            obj = self.record_fields(None, &obj, "", opts);
+            obj = self.record_fields(None, obj, "", opts);
         }
         trace::stage(
             began,

@@ -43,14 +43,14 @@ impl Registry {
     pub(super) fn record_fields(
         &self,
         old: Option<&Value>,
-        new: &Value,
+        new: Value,
         subresource: &str,
         opts: &WriteOptions,
     ) -> Value {
         let manager = opts.manager();
         let version = self.resource.api_version();
         self.with_scope(subresource, |scope| {
-            fieldmanager::update_in(scope, old, new, &manager, &version)
+            fieldmanager::update_owned(scope, old, new, &manager, &version)
         })
     }
 

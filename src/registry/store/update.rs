@@ -124,7 +124,7 @@ impl Registry {
                 // As upstream, the writer owns what it sent (defaults
                 // included), not what admission or the strategy add later.
                 if !opts.force_applied {
-                    new = self.record_fields(Some(&old), &new, subresource.unwrap_or(""), opts);
+                    new = self.record_fields(Some(&old), new, subresource.unwrap_or(""), opts);
                     recorded = true;
                 }
             }
@@ -160,7 +160,7 @@ impl Registry {
             let bump = self.strategy.generation_changed(&new, &old);
             meta::prepare_update(&mut new, &old, bump);
             if !opts.force_applied && !recorded {
-                new = self.record_fields(Some(&old), &new, subresource.unwrap_or(""), opts);
+                new = self.record_fields(Some(&old), new, subresource.unwrap_or(""), opts);
             }
             fieldmanager::ignore_timestamp_only_changes(&mut new, &old);
             let began = trace::start();
