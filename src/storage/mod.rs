@@ -12,6 +12,7 @@ pub mod dump;
 pub mod embedded;
 pub mod encryption;
 pub mod etcd;
+pub mod predicate;
 pub mod routed;
 pub mod rv;
 pub mod seed;

@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use super::backend::{prefix_end, BackendError, Event, EventKind, RangeRequest, WatchItem};
 use super::cache_watch::{channel, route, CacheWatch, WatchOptions, WatchStart};
-use super::cacher::{decode_attrs, AttrsFn, CacheEvent, CachedObject, EventType, WatchMessage};
+use super::cacher::{CacheEvent, CachedObject, EventType, WatchMessage};
+use super::predicate::{decode_attrs, AttrsFn};
 use super::rv::with_resource_version;
 use super::store::{ListOptions, StorageError, Store};
 
