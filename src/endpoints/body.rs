@@ -79,6 +79,7 @@ pub(super) fn decode_body(
         ))
     })
 }
+
 /// The request's Content-Type, when it is text.
 fn content_type(req: &Request) -> Option<&str> {
     req.headers()

@@ -32,8 +32,7 @@ impl Registry {
                 )));
             }
         }
-        let key_prefix = (self.resource.namespaced && !namespace.is_empty())
-            .then(|| format!("{}{namespace}/", self.key_root));
+        let key_prefix = self.namespace_prefix(namespace);
         Ok(Filter {
             key_prefix,
             exact_key: None,

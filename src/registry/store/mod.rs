@@ -197,17 +197,22 @@ impl Registry {
             .map_err(|e| storage_err(&self.resource, "list", "", e))
     }
 
+    /// The key prefix of one namespace's objects; `None` when the request
+    /// covers every object (no namespace, or a cluster-scoped resource).
+    pub(super) fn namespace_prefix(&self, namespace: &str) -> Option<String> {
+        (self.resource.namespaced && !namespace.is_empty())
+            .then(|| format!("{}{namespace}/", self.key_root))
+    }
+
     /// Whether `namespace` ("" for all) holds any object of this resource,
     /// never behind a write this server acknowledged: from the watch cache
     /// without building a list (admission asks it on every write), else a
     /// list of one.
     pub async fn any_in(&self, namespace: &str) -> Result<bool, ApiError> {
         if let Some(cacher) = self.cacher.as_ref() {
-            let prefix = if self.resource.namespaced && !namespace.is_empty() {
-                format!("{}{namespace}/", self.key_root)
-            } else {
-                self.key_root.clone()
-            };
+            let prefix = self
+                .namespace_prefix(namespace)
+                .unwrap_or_else(|| self.key_root.clone());
             let written = self.written.load(std::sync::atomic::Ordering::Acquire);
             let any = cacher
                 .any_under(&prefix, written.max(0))
