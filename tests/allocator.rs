@@ -34,3 +34,30 @@ fn the_binary_commits_on_demand_and_purges_at_once() {
     assert_eq!(option("use_numa_nodes"), "0");
     assert_eq!(option("deprecated_eager_commit_delay"), "1");
 }
+
+/// mimalloc's own variables still choose, for whoever wants to measure
+/// another setting: kapi sets an option only when the environment does not.
+#[test]
+fn mimallocs_own_variables_override_kapis_choice() {
+    let out = Command::new(common::kapi_bin())
+        .arg("--version")
+        .env("MIMALLOC_VERBOSE", "1")
+        .env("MIMALLOC_ARENA_EAGER_COMMIT", "1")
+        .env("MIMALLOC_PURGE_DELAY", "7")
+        .output()
+        .expect("run kapi --version");
+    assert!(out.status.success(), "kapi --version: {out:?}");
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        report
+            .lines()
+            .any(|l| l.trim() == "option 'purge_delay': 7"),
+        "{report}"
+    );
+    assert!(
+        report
+            .lines()
+            .any(|l| l.trim() == "option 'arena_eager_commit': 1"),
+        "{report}"
+    );
+}
