@@ -553,3 +553,166 @@ spec:
         );
     });
 }
+
+/// Two versions, no conversion webhook, each schema knowing a field the
+/// other does not (as kube-rs's `crd_derive_multi` example, which its CI
+/// runs against a real cluster).
+fn multi_version_crd(storage: &str) -> String {
+    let version = |name: &str, field: &str, ty: &str| {
+        format!(
+            "  - name: {name}\n    served: true\n    storage: {}\n    schema:\n      openAPIV3Schema: {{type: object, properties: {{spec: {{type: object, properties: {{name: {{type: string}}, {field}: {{type: {ty}}}}}}}}}}}\n",
+            name == storage
+        )
+    };
+    format!(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: manys.multi.example.com\nspec:\n  group: multi.example.com\n  scope: Namespaced\n  names: {{plural: manys, singular: many, kind: Many}}\n  versions:\n{}{}",
+        version("v1", "oldprop", "integer"),
+        version("v2", "extra", "string"),
+    )
+}
+
+fn get_json(k: &Kapi, path: &str) -> serde_json::Value {
+    runtime().block_on(async {
+        k.admin_client()
+            .get(format!("{}{path}", k.url))
+            .send()
+            .await
+            .expect("get")
+            .json()
+            .await
+            .expect("json")
+    })
+}
+
+/// upstream's storage codec prunes what is converted to a version by that
+/// version's schema: written through v2 into v1 storage, `extra` is not
+/// stored; read through v2, v1's `oldprop` is not shown. And objects keep
+/// the version they were stored in when the CRD's storage version moves:
+/// each is still served in the version asked for.
+#[test]
+fn versions_prune_by_their_own_schema_and_survive_a_storage_version_switch() {
+    let k = Kapi::start(&[]);
+    let (ok, _, err) = k.kubectl_stdin(&["apply", "-f", "-"], &multi_version_crd("v1"));
+    assert!(ok, "{err}");
+    wait_until(Duration::from_secs(5), || {
+        run(k.kubectl().args(["get", "manys.v2.multi.example.com"])).0
+    });
+    let base = "/apis/multi.example.com";
+    let (code, _, v) = post(
+        &k,
+        &format!("{base}/v1/namespaces/default/manys"),
+        serde_json::json!({"apiVersion": "multi.example.com/v1", "kind": "Many", "metadata": {"name": "old"}, "spec": {"name": "o", "oldprop": 5}}),
+    );
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["spec"], serde_json::json!({"name": "o", "oldprop": 5}));
+    // Written in v2, stored in v1: `extra` is pruned on the way, and the
+    // answer (the stored object, converted back) no longer has it.
+    let (code, _, v) = post(
+        &k,
+        &format!("{base}/v2/namespaces/default/manys"),
+        serde_json::json!({"apiVersion": "multi.example.com/v2", "kind": "Many", "metadata": {"name": "new"}, "spec": {"name": "n", "extra": "hi"}}),
+    );
+    assert_eq!(code, 201, "{v}");
+    assert_eq!(v["apiVersion"], "multi.example.com/v2");
+    assert_eq!(v["spec"], serde_json::json!({"name": "n"}));
+    let v = get_json(&k, &format!("{base}/v2/namespaces/default/manys/old"));
+    assert_eq!(v["apiVersion"], "multi.example.com/v2");
+    assert_eq!(
+        v["spec"],
+        serde_json::json!({"name": "o"}),
+        "v2 does not know oldprop"
+    );
+    let v = get_json(&k, &format!("{base}/v1/namespaces/default/manys/old"));
+    assert_eq!(v["spec"]["oldprop"], 5, "still stored: {v}");
+
+    // The storage version moves to v2; both objects stay stored in v1.
+    let (ok, _, err) = k.kubectl_stdin(&["apply", "-f", "-"], &multi_version_crd("v2"));
+    assert!(ok, "{err}");
+    wait_until(Duration::from_secs(5), || {
+        get_json(
+            &k,
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/manys.multi.example.com",
+        )["status"]["storedVersions"]
+            .as_array()
+            .is_some_and(|v| v.len() == 2)
+    });
+    // Served from the new storage version once a write through v2 keeps
+    // `extra` (probes in another namespace, out of the lists below).
+    let mut probe = 0;
+    wait_until(Duration::from_secs(5), || {
+        probe += 1;
+        let (code, _, v) = post(
+            &k,
+            &format!("{base}/v2/namespaces/kube-system/manys"),
+            serde_json::json!({"apiVersion": "multi.example.com/v2", "kind": "Many", "metadata": {"name": format!("probe-{probe}")}, "spec": {"name": "p", "extra": "kept"}}),
+        );
+        assert_eq!(code, 201, "{v}");
+        v["spec"]["extra"] == "kept"
+    });
+    for (version, want_old) in [
+        ("v2", serde_json::json!({"name": "o"})),
+        ("v1", serde_json::json!({"name": "o", "oldprop": 5})),
+    ] {
+        let list = get_json(&k, &format!("{base}/{version}/namespaces/default/manys"));
+        let items = list["items"].as_array().cloned().unwrap_or_default();
+        assert_eq!(items.len(), 2, "{list}");
+        for item in &items {
+            assert_eq!(
+                item["apiVersion"],
+                format!("multi.example.com/{version}"),
+                "{item}"
+            );
+        }
+        let old = items
+            .iter()
+            .find(|i| i["metadata"]["name"] == "old")
+            .expect("old");
+        assert_eq!(old["spec"], want_old, "{version}");
+        // A watch's initial events are served in the version asked for too.
+        let text = runtime().block_on(async {
+            k.admin_client()
+                .get(format!(
+                    "{}{base}/{version}/namespaces/default/manys?watch=true&resourceVersion=0&timeoutSeconds=1",
+                    k.url
+                ))
+                .send()
+                .await
+                .expect("watch")
+                .text()
+                .await
+                .expect("text")
+        });
+        let events: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("event"))
+            .collect();
+        assert_eq!(events.len(), 2, "{text}");
+        for e in &events {
+            assert_eq!(
+                e["object"]["apiVersion"],
+                format!("multi.example.com/{version}"),
+                "{e}"
+            );
+        }
+    }
+    // Applied through v1 now that v2 is stored: `oldprop` is not stored,
+    // so the answer in v1 lacks it (kube-rs's example expects its v1 type
+    // to fail to decode it), while the change itself is kept.
+    let (code, _, v) = runtime().block_on(async {
+        let r = k
+            .admin_client()
+            .patch(format!("{}{base}/v1/namespaces/default/manys/old?fieldManager=t&force=true", k.url))
+            .header("content-type", "application/apply-patch+yaml")
+            .body(r#"{"apiVersion": "multi.example.com/v1", "kind": "Many", "metadata": {"name": "old"}, "spec": {"name": "o2", "oldprop": 6}}"#)
+            .send()
+            .await
+            .expect("apply");
+        let code = r.status().as_u16();
+        (code, (), r.json::<serde_json::Value>().await.unwrap_or_default())
+    });
+    assert_eq!(code, 200, "{v}");
+    assert_eq!(v["apiVersion"], "multi.example.com/v1");
+    assert_eq!(v["spec"], serde_json::json!({"name": "o2"}));
+    let v = get_json(&k, &format!("{base}/v2/namespaces/default/manys/old"));
+    assert_eq!(v["spec"], serde_json::json!({"name": "o2"}));
+}

@@ -162,6 +162,10 @@ pub struct CustomInfo {
     pub conversion: serde_json::Value,
     /// `selectableFields` of this version, as field paths (`spec.color`).
     pub selectable_fields: Vec<String>,
+    /// `openAPIV3Schema` of every version of the CRD, served or not, by
+    /// name: an object converted to a version is pruned by that version's
+    /// schema, as upstream's storage codec does.
+    pub schemas: Arc<BTreeMap<String, serde_json::Value>>,
 }
 
 impl Resource {

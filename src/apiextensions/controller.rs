@@ -271,6 +271,20 @@ async fn sync(registries: &Registries) -> Result<(), String> {
     Ok(())
 }
 
+/// The `openAPIV3Schema` of each version of a CRD, served or not (objects
+/// may be stored in a version no longer served).
+pub(crate) fn version_schemas(crd: &Value) -> BTreeMap<String, Value> {
+    crd["spec"]["versions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|v| {
+            let schema = v["schema"]["openAPIV3Schema"].as_object()?;
+            Some((s(&v["name"]), Value::Object(schema.clone())))
+        })
+        .collect()
+}
+
 /// The catalog entries of a CRD's served versions.
 fn resources_of(crd: &Value) -> Vec<Resource> {
     let spec = &crd["spec"];
@@ -278,6 +292,7 @@ fn resources_of(crd: &Value) -> Vec<Resource> {
     let group = s(&spec["group"]);
     let plural = s(&names["plural"]);
     let storage = storage_version(crd).unwrap_or_default();
+    let schemas = Arc::new(version_schemas(crd));
     let mut out = Vec::new();
     for v in spec["versions"].as_array().cloned().unwrap_or_default() {
         if v["served"] != true {
@@ -353,6 +368,7 @@ fn resources_of(crd: &Value) -> Vec<Resource> {
             storage_version: storage.clone(),
             conversion: spec["conversion"].clone(),
             selectable_fields: selectable.clone(),
+            schemas: schemas.clone(),
         };
         out.push(Resource {
             group: group.clone(),

@@ -187,15 +187,19 @@ impl ResourceHandler {
             registry.resource.kind.clone(),
         );
         let registries = self.registries.clone();
-        let converting = crate::registry::conversion::needed(&registry.resource)
-            .then(|| {
-                registries.get(
-                    &registry.resource.group,
-                    &registry.resource.version,
-                    &registry.resource.plural,
-                )
-            })
-            .flatten();
+        // A custom resource's objects may be stored in another version
+        // than this one (its CRD's storage version can change), or need
+        // defaults applied: each event is looked at (`serves_as_stored`).
+        let converting = (crate::registry::conversion::needed(&registry.resource)
+            || registry.resource.custom.is_some())
+        .then(|| {
+            registries.get(
+                &registry.resource.group,
+                &registry.resource.version,
+                &registry.resource.plural,
+            )
+        })
+        .flatten();
         let bookmark = move |rv: i64, initial_end: bool| -> Bytes {
             // No `creationTimestamp: null` since v1.34 (omitzero).
             let mut meta = json!({"resourceVersion": rv.to_string()});
@@ -240,7 +244,10 @@ impl ResourceHandler {
                     // The message kept on the cached object serves
                     // every protobuf watcher and list.
                     (None, WatchMessage::Event { kind, object, .. })
-                        if converting.is_none() && encoding == Encoding::Protobuf =>
+                        if encoding == Encoding::Protobuf
+                            && converting
+                                .as_ref()
+                                .is_none_or(|reg| reg.serves_as_stored(&object.json)) =>
                     {
                         let kept = object.protobuf.get_or_init(|| {
                             let v: Value =
@@ -271,7 +278,10 @@ impl ResourceHandler {
                             object,
                             lines,
                         },
-                    ) if converting.is_none() => {
+                    ) if converting
+                        .as_ref()
+                        .is_none_or(|reg| reg.serves_as_stored(&object.json)) =>
+                    {
                         let encode = || json_watch_line(kind.as_str(), &object.json);
                         Ok(match lines {
                             Some(lines) => lines.get_or_encode(*kind, encode),

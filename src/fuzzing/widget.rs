@@ -176,6 +176,7 @@ pub(super) fn custom_resource(crd: &Value) -> Option<Resource> {
         storage_version: storage.clone(),
         conversion: spec["conversion"].clone(),
         selectable_fields: selectable.clone(),
+        schemas: std::sync::Arc::new(crate::apiextensions::controller::version_schemas(crd)),
     };
     Some(Resource {
         group: group.clone(),

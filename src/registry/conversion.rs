@@ -102,17 +102,84 @@ pub fn to_storage(registries: &Registries, r: &Resource, obj: Value) -> Result<V
     )
 }
 
-/// Converts a stored object to `r`'s served version.
-pub fn to_served(registries: &Registries, r: &Resource, obj: Value) -> Result<Value, ApiError> {
-    convert(
-        registries,
-        r,
-        obj,
-        &r.storage_group,
-        &r.storage_version,
-        &r.group,
-        &r.version,
-    )
+/// A stored object as `r` serves it. A custom resource keeps the version
+/// it was written in (a CRD's storage version can change), so it is
+/// converted from that one; and, as upstream's storage codec decodes it,
+/// it is first pruned and defaulted by the schema of that version, and
+/// after the conversion pruned by the schema of `r`'s.
+pub fn from_storage(
+    registries: &Registries,
+    r: &Resource,
+    mut obj: Value,
+) -> Result<Value, ApiError> {
+    let Some(custom) = &r.custom else {
+        return convert(
+            registries,
+            r,
+            obj,
+            &r.storage_group,
+            &r.storage_version,
+            &r.group,
+            &r.version,
+        );
+    };
+    let stored = obj
+        .get("apiVersion")
+        .and_then(Value::as_str)
+        .and_then(|v| v.split_once('/'))
+        .map(|(g, v)| (g.to_string(), v.to_string()));
+    let (group, version) =
+        stored.unwrap_or_else(|| (r.storage_group.clone(), r.storage_version.clone()));
+    if group == r.group && version == r.version {
+        return Ok(obj);
+    }
+    if let Some(schema) = custom.schemas.get(&version) {
+        crate::schema::coerce(&mut obj, schema);
+        crate::schema::apply_defaults(&mut obj, schema);
+    }
+    convert(registries, r, obj, &group, &version, &r.group, &r.version)
+}
+
+/// The apiVersion a stored object carries. Custom resources are stored
+/// with their keys in order, so it is read off the start without parsing
+/// the object.
+fn stored_api_version(stored: &[u8]) -> Option<std::borrow::Cow<'_, str>> {
+    const HEAD: &[u8] = b"{\"apiVersion\":\"";
+    if let Some(rest) = stored.strip_prefix(HEAD) {
+        if let Some(end) = rest.iter().position(|b| *b == b'"' || *b == b'\\') {
+            if rest[end] == b'"' {
+                return std::str::from_utf8(&rest[..end])
+                    .ok()
+                    .map(std::borrow::Cow::Borrowed);
+            }
+        }
+    }
+    #[derive(serde::Deserialize)]
+    struct Head {
+        #[serde(rename = "apiVersion")]
+        api_version: Option<String>,
+    }
+    serde_json::from_slice::<Head>(stored)
+        .ok()?
+        .api_version
+        .map(std::borrow::Cow::Owned)
+}
+
+/// Whether a stored object needs converting to be served as `r`: a custom
+/// resource when it is stored in another version than `r`'s, a built-in
+/// when `r` is not its storage version.
+pub fn differs(r: &Resource, stored: &[u8]) -> bool {
+    if r.custom.is_none() {
+        return needed(r);
+    }
+    match stored_api_version(stored) {
+        Some(v) => {
+            v.strip_prefix(r.group.as_str())
+                .and_then(|rest| rest.strip_prefix('/'))
+                != Some(r.version.as_str())
+        }
+        None => needed(r),
+    }
 }
 
 fn convert(
@@ -128,11 +195,19 @@ fn convert(
         return Ok(obj);
     }
     if let Some(custom) = &r.custom {
-        if custom.conversion["strategy"].as_str().unwrap_or("None") == "Webhook" {
-            return webhook(registries, r, &custom.conversion, obj, &gv(tg, tv));
+        let mut out = if custom.conversion["strategy"].as_str().unwrap_or("None") == "Webhook" {
+            webhook(registries, r, &custom.conversion, obj, &gv(tg, tv))?
+        } else {
+            obj["apiVersion"] = json!(gv(tg, tv));
+            obj
+        };
+        // upstream's schemaCoercingConverter: what is converted to a
+        // version is pruned by that version's schema, so a field only
+        // another version knows is not stored (or served) in this one.
+        if let Some(schema) = custom.schemas.get(tv) {
+            crate::schema::coerce(&mut out, schema);
         }
-        obj["apiVersion"] = json!(gv(tg, tv));
-        return Ok(obj);
+        return Ok(out);
     }
     match (r.kind.as_str(), fg, fv, tg, tv) {
         ("HorizontalPodAutoscaler", "autoscaling", "v1", "autoscaling", "v2") => {
@@ -342,6 +417,26 @@ mod tests {
         let v1 = hpa_v2_to_v1(rich.clone());
         assert!(v1["metadata"]["annotations"][HPA_METRICS].is_string());
         assert_eq!(hpa_v1_to_v2(v1), rich);
+    }
+
+    #[test]
+    fn a_stored_objects_version_is_read_off_its_start_or_parsed() {
+        let read = |b: &[u8]| stored_api_version(b).map(|v| v.into_owned());
+        assert_eq!(
+            read(br#"{"apiVersion":"g.io/v2","kind":"K","metadata":{}}"#).as_deref(),
+            Some("g.io/v2")
+        );
+        // Not first, or escaped: the whole object is parsed.
+        assert_eq!(
+            read(br#"{"kind":"K","apiVersion":"g.io/v1"}"#).as_deref(),
+            Some("g.io/v1")
+        );
+        assert_eq!(
+            read(br#"{"apiVersion":"g.io\/v3","kind":"K"}"#).as_deref(),
+            Some("g.io/v3")
+        );
+        assert_eq!(read(br#"{"kind":"K"}"#), None);
+        assert_eq!(read(b"not json"), None);
     }
 
     #[test]

@@ -36,7 +36,7 @@ fn field_schema<'a>(s: Option<&'a Value>, k: &str) -> Option<&'a Value> {
     }
 }
 
-fn prune_non_nullable_nulls(x: &mut Value, s: Option<&Value>) {
+pub(super) fn prune_non_nullable_nulls(x: &mut Value, s: Option<&Value>) {
     match x {
         Value::Object(m) => {
             let keys: Vec<String> = m.keys().cloned().collect();

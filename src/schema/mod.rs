@@ -37,6 +37,15 @@ pub use pruning::prune;
 pub use structural::{validate_status_root, validate_structural};
 pub use validate::validate;
 
+/// What upstream's storage codec does to a custom resource decoded from
+/// storage or converted to a version (its `unstructuredSchemaCoercer`):
+/// drops the fields the version's schema does not specify, and the nulls
+/// it neither allows nor defaults, and coerces the metadata.
+pub fn coerce(obj: &mut Value, schema: &Value) {
+    prune(obj, schema);
+    defaulting::prune_non_nullable_nulls(obj, Some(schema));
+}
+
 const PRESERVE: &str = "x-kubernetes-preserve-unknown-fields";
 const EMBEDDED: &str = "x-kubernetes-embedded-resource";
 const INT_OR_STRING: &str = "x-kubernetes-int-or-string";

@@ -279,11 +279,18 @@ impl Registry {
         json!({"conversion": conversion, "bytes": bytes})
     }
 
+    /// Whether stored bytes are served as they are: not when the object
+    /// needs converting (a custom resource stored in another version) or
+    /// its schema has defaults to apply on read.
+    pub fn serves_as_stored(&self, stored: &[u8]) -> bool {
+        !self.defaults_on_read && !conversion::differs(&self.resource, stored)
+    }
+
     /// Stored bytes as the served version shows them (no work when they
     /// agree): converted, and for custom resources defaulted by the schema
     /// as upstream defaults on read from storage.
     pub fn served(&self, stored: Bytes) -> Bytes {
-        let convert = conversion::needed(&self.resource);
+        let convert = conversion::differs(&self.resource, &stored);
         if !convert && !self.defaults_on_read {
             return stored;
         }
@@ -291,18 +298,16 @@ impl Registry {
             .map_err(|e| ApiError::internal(e.to_string()))
             .and_then(|v| {
                 if convert {
-                    conversion::to_served(&self.registries, &self.resource, v)
+                    // Defaulted by the stored version's schema on the way.
+                    conversion::from_storage(&self.registries, &self.resource, v)
                 } else {
+                    let mut v = v;
+                    self.strategy.default(&mut v);
                     Ok(v)
                 }
             });
         match converted {
-            Ok(mut v) => {
-                if self.defaults_on_read {
-                    self.strategy.default(&mut v);
-                }
-                Bytes::from(crate::api::go_json::to_vec(&v))
-            }
+            Ok(v) => Bytes::from(crate::api::go_json::to_vec(&v)),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot convert a stored object to the served version");
                 stored

@@ -43,7 +43,7 @@ impl Registry {
         for _ in 0..1000 {
             let old: Value = serde_json::from_slice(&current.value)
                 .map_err(|e| ApiError::internal(format!("stored object: {e}")))?;
-            let mut old = conversion::to_served(&self.registries, &self.resource, old)?;
+            let mut old = conversion::from_storage(&self.registries, &self.resource, old)?;
             meta::meta_mut(&mut old).insert(
                 "resourceVersion".into(),
                 Value::String(current.resource_version.to_string()),
