@@ -585,6 +585,77 @@ fn pretty_printing_follows_the_query_and_the_user_agent() {
     });
 }
 
+/// Go's `json.Encoder`, which upstream's serializer writes every API answer
+/// with, ends each document with a newline; the Python client's own
+/// end-to-end tests compare a 409's body, newline included, as text.
+/// `/version` and `/` are not API objects: upstream writes them with
+/// `json.MarshalIndent` (indented, no newline after), whoever asks.
+#[test]
+fn api_answers_end_with_a_newline_as_gos_encoder_writes_them() {
+    let k = Kapi::start(&[]);
+    let c = k.admin_client();
+    runtime().block_on(async {
+        let fetch = |method: &'static str, path: String, body: Option<Value>| {
+            let (c, url) = (c.clone(), format!("{}{path}", k.url));
+            async move {
+                let mut r = c
+                    .request(method.parse().expect("method"), url)
+                    .header("User-Agent", "kube-rs");
+                if let Some(b) = body {
+                    r = r
+                        .header("Content-Type", "application/json")
+                        .body(b.to_string());
+                }
+                let resp = r.send().await.expect("send");
+                let code = resp.status().as_u16();
+                let length = resp
+                    .headers()
+                    .get("content-length")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.parse::<usize>().ok());
+                let body = resp.text().await.expect("body");
+                if let Some(n) = length {
+                    assert_eq!(n, body.len(), "content-length of {body}");
+                }
+                (code, body)
+            }
+        };
+        let ns = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}});
+        for (method, path, body, code) in [
+            ("GET", "/api/v1/namespaces/default", None, 200),
+            ("GET", "/api/v1/namespaces?limit=1", None, 200),
+            ("GET", "/api/v1/namespaces/nope", None, 404),
+            ("POST", "/api/v1/namespaces", Some(ns), 409),
+            ("GET", "/api", None, 200),
+            ("GET", "/apis/apps/v1", None, 200),
+        ] {
+            let (got, text) = fetch(method, path.to_string(), body).await;
+            assert_eq!(got, code, "{path}: {text}");
+            assert!(
+                text.ends_with("}\n") && !text.ends_with("\n\n"),
+                "{path}: {text:?}"
+            );
+            assert_eq!(text.trim_end().lines().count(), 1, "{path}: one line");
+        }
+        let (_, text) = fetch("GET", "/api/v1/namespaces/default?pretty=true".into(), None).await;
+        assert!(text.ends_with("\n}"), "pretty: {text:?}");
+        for path in ["/version", "/"] {
+            let (code, text) = fetch("GET", path.to_string(), None).await;
+            assert_eq!(code, 200);
+            assert!(text.starts_with("{\n  \""), "{path}: {text:?}");
+            assert!(text.ends_with("\n}"), "{path}: {text:?}");
+        }
+        let (_, text) = fetch("GET", "/version".into(), None).await;
+        let first_keys: Vec<&str> = text
+            .lines()
+            .skip(1)
+            .take(2)
+            .map(|l| l.trim().split('"').nth(1).unwrap_or(""))
+            .collect();
+        assert_eq!(first_keys, ["major", "minor"], "{text}");
+    });
+}
+
 /// Keys in the order upstream writes them (Go's struct field order), as a
 /// client that compares bytes or error offsets sees them: every key of a
 /// Deployment made by `kubectl create` comes in upstream's sequence.

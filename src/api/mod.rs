@@ -32,6 +32,18 @@ pub fn json_type_name(v: &serde_json::Value) -> &'static str {
     }
 }
 
+/// `json` ending in a newline, as Go's `json.Encoder` writes a document
+/// (upstream's serializer encodes every API answer with one).
+pub fn with_newline(json: bytes::Bytes) -> bytes::Bytes {
+    if json.last() == Some(&b'\n') {
+        return json;
+    }
+    let mut out = bytes::BytesMut::with_capacity(json.len() + 1);
+    out.extend_from_slice(&json);
+    out.extend_from_slice(b"\n");
+    out.freeze()
+}
+
 /// Re-indents compact JSON as Go's `json.MarshalIndent(v, "", "  ")` lays
 /// it out (keys in their order, `{}` and `[]` kept empty, no trailing
 /// newline). Bytes that are not JSON come back trimmed but otherwise as

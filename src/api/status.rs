@@ -459,7 +459,8 @@ impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = Bytes::from(self.status_json());
         let code = StatusCode::from_u16(self.code).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-        let mut resp = (code, body.clone()).into_response();
+        // Ended by a newline, as upstream's serializer writes every Status.
+        let mut resp = (code, super::with_newline(body.clone())).into_response();
         resp.extensions_mut().insert(StatusBody(body));
         resp.extensions_mut().insert(Negotiable);
         let headers = resp.headers_mut();

@@ -18,13 +18,26 @@ use std::sync::{Arc, OnceLock};
 
 use axum::extract::{Path, RawQuery};
 use axum::response::{IntoResponse, Response};
-use axum::Json;
 use http::{header, HeaderValue, Method};
 
 use crate::server::healthz::{self, HealthCheck};
 use crate::server::metrics::Metrics;
 use crate::server::GenericServer;
 use crate::version;
+
+/// A document that is not an API object (the root paths, the version),
+/// written as upstream's `WriteRawJSON` writes it: indented as Go's
+/// `json.MarshalIndent(v, "", "  ")`, with no newline after.
+fn raw_json(v: &impl serde::Serialize) -> Response {
+    // Serialized as it is (a struct keeps its fields' order), then indented.
+    let body = crate::api::indent_json(&serde_json::to_vec(v).unwrap_or_default());
+    let mut r = Response::new(axum::body::Body::from(body));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
 
 /// The checks behind `/healthz`, `/livez` and `/readyz`.
 #[derive(Debug, Clone, Default)]
@@ -77,21 +90,20 @@ pub fn server(deps: Deps) -> GenericServer {
         root_paths,
         profiling,
     } = deps;
-    let mut s =
-        GenericServer::new("kube-apiserver")
-            .route("/", &[Method::GET], move || {
-                let paths = root_paths.clone();
-                async move {
-                    Json(serde_json::json!({ "paths": paths.get().cloned().unwrap_or_default() }))
-                }
-            })
-            .route("/version", &[Method::GET], || async {
-                Json(version::info())
-            })
-            .route("/metrics", &[Method::GET], move || {
-                let m = metrics.clone();
-                async move { metrics_text(m.render()) }
-            });
+    let mut s = GenericServer::new("kube-apiserver")
+        .route("/", &[Method::GET], move || {
+            let paths = root_paths.clone();
+            async move {
+                raw_json(&serde_json::json!({ "paths": paths.get().cloned().unwrap_or_default() }))
+            }
+        })
+        .route("/version", &[Method::GET], || async {
+            raw_json(&version::info())
+        })
+        .route("/metrics", &[Method::GET], move || {
+            let m = metrics.clone();
+            async move { metrics_text(m.render()) }
+        });
     if profiling {
         s = crate::server::debug_flags::install(s);
     }

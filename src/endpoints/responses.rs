@@ -23,8 +23,11 @@ fn with_type(code: StatusCode, body: impl Into<axum::body::Body>, ct: &'static s
     r
 }
 
+/// JSON as upstream's serializer writes it: Go's `json.Encoder` ends
+/// each document with a newline (clients that compare bodies as text see
+/// it; `?pretty` output, indented by the filter, has none).
 pub fn json(code: StatusCode, body: Bytes) -> Response {
-    with_type(code, body, "application/json")
+    with_type(code, crate::api::with_newline(body), "application/json")
 }
 
 pub fn yaml(code: StatusCode, json_body: &[u8]) -> Response {
