@@ -17,7 +17,7 @@ use super::query::{parse_int_param, Query};
 use super::{table, ResourceHandler};
 use crate::api::request_info::RequestInfo;
 use crate::api::ApiError;
-use crate::registry::Registry;
+use crate::registry::{conversion, Registry};
 use crate::storage::cacher::{json_watch_line, WatchMessage};
 
 /// One watch event as the stream carries it: a JSON line, or a
@@ -188,9 +188,11 @@ impl ResourceHandler {
         );
         let registries = self.registries.clone();
         // A custom resource's objects may be stored in another version
-        // than this one (its CRD's storage version can change), or need
-        // defaults applied: each event is looked at (`serves_as_stored`).
-        let converting = (crate::registry::conversion::needed(&registry.resource)
+        // than this one (its CRD's storage version can change): each event
+        // is looked at (`conversion::differs`). Defaults on read are not
+        // applied to watch events: that would encode each event once per
+        // watcher, not once for all of them.
+        let converting = (conversion::needed(&registry.resource)
             || registry.resource.custom.is_some())
         .then(|| {
             registries.get(
@@ -245,9 +247,9 @@ impl ResourceHandler {
                     // every protobuf watcher and list.
                     (None, WatchMessage::Event { kind, object, .. })
                         if encoding == Encoding::Protobuf
-                            && converting
-                                .as_ref()
-                                .is_none_or(|reg| reg.serves_as_stored(&object.json)) =>
+                            && converting.as_ref().is_none_or(|reg| {
+                                !conversion::differs(&reg.resource, &object.json)
+                            }) =>
                     {
                         let kept = object.protobuf.get_or_init(|| {
                             let v: Value =
@@ -280,7 +282,7 @@ impl ResourceHandler {
                         },
                     ) if converting
                         .as_ref()
-                        .is_none_or(|reg| reg.serves_as_stored(&object.json)) =>
+                        .is_none_or(|reg| !conversion::differs(&reg.resource, &object.json)) =>
                     {
                         let encode = || json_watch_line(kind.as_str(), &object.json);
                         Ok(match lines {

@@ -279,13 +279,6 @@ impl Registry {
         json!({"conversion": conversion, "bytes": bytes})
     }
 
-    /// Whether stored bytes are served as they are: not when the object
-    /// needs converting (a custom resource stored in another version) or
-    /// its schema has defaults to apply on read.
-    pub fn serves_as_stored(&self, stored: &[u8]) -> bool {
-        !self.defaults_on_read && !conversion::differs(&self.resource, stored)
-    }
-
     /// Stored bytes as the served version shows them (no work when they
     /// agree): converted, and for custom resources defaulted by the schema
     /// as upstream defaults on read from storage.
