@@ -164,7 +164,9 @@ pub fn respond(doc: &Value, request_headers: &HeaderMap) -> Response {
     }
     // Written as upstream's serializer writes it, newline-ended; the
     // ETag is of the document.
-    let mut r = (StatusCode::OK, crate::api::with_newline(body.into())).into_response();
+    let mut body = body;
+    body.push(b'\n');
+    let mut r = (StatusCode::OK, body).into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
