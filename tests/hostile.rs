@@ -63,6 +63,7 @@ const SRC_KIND: &str =
     "create.go decode into the wrong kind -> transformDecodeError (recorded: 400-kind-mismatch)";
 const SRC_NS_MISMATCH: &str =
     "rest.go checkName -> NewBadRequest (recorded: 400-namespace-mismatch)";
+const SRC_RV_CREATE_IGNORED: &str = "apiserver/pkg/storage/etcd3/store.go Create refuses only when ObjectResourceVersion parses (ParseUint) to a non-zero revision; PrepareObjectForStorage clears any other -> 201";
 const SRC_RV_CREATE: &str = "apiserver/pkg/storage/etcd3/store.go Create: ErrResourceVersionSetOnCreate \"resourceVersion should not be set on objects to be created\" (v1.34 answers it as a plain 500); expecting 400 BadRequest";
 const SRC_OBJMETA: &str = "apimachinery/pkg/api/validation/objectmeta.go ValidateObjectMeta (names, labels, annotations size) -> 422 Invalid";
 const SRC_CM_VALIDATION: &str = "kubernetes pkg/apis/core/validation ValidateConfigMap (key names, total size 1MiB) -> 422 Invalid";
@@ -672,6 +673,8 @@ fn hostile_bodies() {
         case("metadata.namespace is a number", "POST", CMS).json(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "nsnum", "namespace": 7}})).expect(&[400]).reason("BadRequest").src(SRC_CREATE_DECODE),
         case("metadata is a string", "POST", CMS).json(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": "x"})).expect(&[400]).reason("BadRequest").src(SRC_CREATE_DECODE),
         case("metadata.resourceVersion set on create", "POST", CMS).json(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "withrv", "resourceVersion": "5"}})).expect(&[400]).reason("BadRequest").contains("resourceVersion should not be set on objects to be created").src(SRC_RV_CREATE),
+        case("metadata.resourceVersion that is no revision (\"v1\") on create", "POST", CMS).json(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "withrv-v1", "resourceVersion": "v1"}})).expect(&[201]).src(SRC_RV_CREATE_IGNORED),
+        case("metadata.resourceVersion \"0\" on create", "POST", CMS).json(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "withrv-0", "resourceVersion": "0"}})).expect(&[201]).src(SRC_RV_CREATE_IGNORED),
         case("name of 254 characters", "POST", CMS).json(cm(&"a".repeat(254))).expect(&[422]).reason("Invalid").src(SRC_OBJMETA),
         case("name with upper case and underscore", "POST", CMS).json(cm("Bad_Name")).expect(&[422]).reason("Invalid").src(SRC_OBJMETA),
         case("no name and no generateName", "POST", CMS).json(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}})).expect(&[422]).reason("Invalid").src(SRC_OBJMETA),

@@ -33,7 +33,11 @@ impl Registry {
             || json!({"kind": self.resource.kind, "apiVersion": self.resource.api_version()}),
         );
         let (mut obj, mut warnings) = decoded?;
-        let resource_version_set = !meta::str_field(&obj, "resourceVersion").is_empty();
+        // Only a revision storage could hold is refused: upstream's versioner
+        // ignores a resourceVersion that does not parse as one ("v1") or is 0,
+        // and clears it like any other.
+        let resource_version_set =
+            super::parse_rv(meta::str_field(&obj, "resourceVersion")).is_ok_and(|rv| rv != 0);
         // A name the server generates may collide; it is generated again
         // rather than answered with 409 (KEP-4420, RetryGenerateName).
         let generated_from = (meta::name(&obj).is_empty())
