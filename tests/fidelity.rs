@@ -765,3 +765,61 @@ fn list_items_of_built_in_kinds_carry_no_kind_or_api_version() {
     let v: Value = serde_json::from_str(&out).expect("kubectl json");
     assert_eq!(v["items"][0]["kind"], "ConfigMap", "{out}");
 }
+
+#[test]
+fn quantities_are_stored_canonical_and_refused_when_malformed() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let pods = format!("{}/api/v1/namespaces/default/pods", k.url);
+        let pod = |name: &str, requests: Value| {
+            json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                "spec": {"containers": [{"name": "c", "image": "busybox",
+                    "resources": {"requests": requests}}]}})
+        };
+        // As upstream's Quantity decodes and encodes them.
+        let (code, created, _) = send(
+            &c,
+            "POST",
+            &pods,
+            Some(pod("q", json!({"cpu": "0.5", "memory": "1024Mi", "ephemeral-storage": 2000}))),
+        )
+        .await;
+        assert_eq!(code, 201, "{created}");
+        let (_, got, _) = send(&c, "GET", &format!("{pods}/q"), None).await;
+        for obj in [&created, &got] {
+            let requests = &obj["spec"]["containers"][0]["resources"]["requests"];
+            assert_eq!(requests, &json!({"cpu": "500m", "memory": "1Gi", "ephemeral-storage": "2k"}));
+        }
+        // Not a quantity: the decode fails, nothing is stored.
+        let (code, s, _) = send(&c, "POST", &pods, Some(pod("bad", json!({"cpu": "abc"})))).await;
+        assert_eq!(code, 400, "{s}");
+        assert_eq!(s["reason"], "BadRequest");
+        assert_eq!(
+            s["message"],
+            "Pod in version \"v1\" cannot be handled as a Pod: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        );
+        let (code, _, _) = send(&c, "GET", &format!("{pods}/bad"), None).await;
+        assert_eq!(code, 404);
+        // A patch that brings a malformed one is an invalid patch; a
+        // well-formed one is canonical after it.
+        let quotas = format!("{}/api/v1/namespaces/default/resourcequotas", k.url);
+        let quota = json!({"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "rq"},
+            "spec": {"hard": {"pods": "10", "requests.storage": "1.5Gi"}}});
+        let (code, q, _) = send(&c, "POST", &quotas, Some(quota)).await;
+        assert_eq!(code, 201, "{q}");
+        assert_eq!(q["spec"]["hard"]["requests.storage"], "1536Mi");
+        let patch = |hard: Value| {
+            c.patch(format!("{quotas}/rq"))
+                .header("Content-Type", "application/merge-patch+json")
+                .body(json!({"spec": {"hard": hard}}).to_string())
+                .send()
+        };
+        let r = patch(json!({"pods": "many"})).await.expect("patch");
+        assert_eq!(r.status().as_u16(), 422);
+        let r = patch(json!({"pods": "1e3"})).await.expect("patch");
+        assert_eq!(r.status().as_u16(), 200);
+        let patched: Value = r.json().await.expect("json");
+        assert_eq!(patched["spec"]["hard"]["pods"], "1e3");
+    });
+}

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 
 use super::common::{self, forbidden};
-use super::quantity::Quantity;
 use super::{Attributes, Context, MutatingPlugin, Operation, ValidatingPlugin};
+use crate::api::quantity::Quantity;
 use crate::api::ApiError;
 use crate::registry::meta;
 

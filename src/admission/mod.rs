@@ -31,7 +31,6 @@ pub mod pod_toleration_restriction;
 pub mod policy;
 pub mod priority;
 pub mod pvc_resize;
-pub mod quantity;
 pub mod rbac_escalation;
 pub mod resource_quota;
 pub mod runtime_class;

@@ -23,8 +23,8 @@ use serde_json::Value;
 
 use super::common::{self, forbidden};
 use super::limit_ranger::pod_resources;
-use super::quantity::Quantity;
 use super::{Attributes, Context, Operation, ValidatingPlugin};
+use crate::api::quantity::Quantity;
 use crate::api::ApiError;
 use crate::registry::{meta, WriteOptions};
 

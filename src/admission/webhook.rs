@@ -421,6 +421,8 @@ fn normalize(obj: &mut Value, a: &Attributes<'_>, ctx: &Context) -> Result<(), A
         crate::schema::prune(obj, schema);
     }
     if let Some(codec) = r.codec {
+        crate::api::quantity::canonicalize_fields(&r.api_version(), &r.kind, obj)
+            .map_err(|e| ApiError::internal(e.to_string()))?;
         *obj = codec(obj).map_err(ApiError::internal)?;
     }
     if let Some(reg) = ctx.registries.get(&r.group, &r.version, &r.plural) {

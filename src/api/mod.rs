@@ -9,6 +9,7 @@ pub mod jsonpath;
 pub mod meta;
 pub mod partial_json;
 pub mod protobuf;
+pub mod quantity;
 pub mod request_info;
 pub mod routes;
 pub mod selector;

@@ -178,7 +178,7 @@ async fn calculate_usage(
     let mut used = ResourceList::new();
     for ((group, plural), names) in owners {
         for n in &names {
-            used.insert(n.clone(), crate::admission::quantity::Quantity::zero());
+            used.insert(n.clone(), crate::api::quantity::Quantity::zero());
         }
         let Some(version) = version_of(registries, &group, &plural) else {
             continue;

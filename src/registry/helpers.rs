@@ -370,63 +370,7 @@ pub fn domain_prefixed_path(field: &str, v: &str) -> Vec<FieldError> {
 /// A quantity's value in nano-units (`1` is 10^9), as far as i128 holds it;
 /// `None` when the string is not a quantity.
 pub fn parse_quantity(q: &str) -> Option<i128> {
-    let q = q.trim();
-    let (neg, rest) = match q.as_bytes().first()? {
-        b'-' => (true, &q[1..]),
-        b'+' => (false, &q[1..]),
-        _ => (false, q),
-    };
-    let num_end = rest
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(rest.len());
-    let (num, suffix) = rest.split_at(num_end);
-    if num.is_empty() || num == "." || num.matches('.').count() > 1 {
-        return None;
-    }
-    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
-    let digits = format!("{int}{frac}");
-    let digits = digits.trim_start_matches('0');
-    let mantissa: i128 = if digits.is_empty() {
-        0
-    } else {
-        digits.parse().ok()?
-    };
-    let mut exp10: i32 = -(frac.len() as i32) + 9;
-    let mut exp2: u32 = 0;
-    match suffix {
-        "" => {}
-        "n" => exp10 -= 9,
-        "u" => exp10 -= 6,
-        "m" => exp10 -= 3,
-        "k" => exp10 += 3,
-        "M" => exp10 += 6,
-        "G" => exp10 += 9,
-        "T" => exp10 += 12,
-        "P" => exp10 += 15,
-        "E" => exp10 += 18,
-        "Ki" => exp2 = 10,
-        "Mi" => exp2 = 20,
-        "Gi" => exp2 = 30,
-        "Ti" => exp2 = 40,
-        "Pi" => exp2 = 50,
-        "Ei" => exp2 = 60,
-        other => {
-            let e = other
-                .strip_prefix('e')
-                .or_else(|| other.strip_prefix('E'))?;
-            let n: i32 = e.parse().ok()?;
-            exp10 += n;
-        }
-    }
-    let mut v = mantissa.checked_mul(1i128.checked_shl(exp2)?)?;
-    if exp10 >= 0 {
-        v = v.checked_mul(10i128.checked_pow(exp10 as u32)?)?;
-    } else {
-        let d = 10i128.checked_pow((-exp10) as u32).unwrap_or(i128::MAX);
-        // Sub-nano precision rounds up, as upstream's quantities do.
-        v = (v + d - 1) / d;
-    }
-    Some(if neg { -v } else { v })
+    crate::api::quantity::Quantity::parse(q).map(|q| q.nanos)
 }
 
 /// A quantity field's value; `None` for a missing or malformed one.

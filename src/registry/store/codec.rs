@@ -163,6 +163,16 @@ impl Registry {
             }
         }
         if let Some(codec) = r.codec {
+            // Quantities decode into resource.Quantity upstream: refused when
+            // malformed, written back canonical.
+            crate::api::quantity::canonicalize_fields(api_version, kind, &mut value).map_err(
+                |e| {
+                    ApiError::bad_request(format!(
+                        "{kind} in version {version:?} cannot be handled as a {}: {e}",
+                        r.kind
+                    ))
+                },
+            )?;
             let typed = codec(&value).map_err(|e| {
                 ApiError::bad_request(format!(
                     "{kind} in version {version:?} cannot be handled as a {}: {e}",
