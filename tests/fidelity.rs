@@ -801,6 +801,20 @@ fn quantities_are_stored_canonical_and_refused_when_malformed() {
         );
         let (code, _, _) = send(&c, "GET", &format!("{pods}/bad"), None).await;
         assert_eq!(code, 404);
+        // Well-formed but not allowed: ValidateContainerResourceRequirements.
+        let over = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "over"},
+            "spec": {"containers": [{"name": "c", "image": "busybox", "resources": {
+                "requests": {"cpu": "1500m", "memory": "-1"}, "limits": {"cpu": "1"}}}]}});
+        let (code, s, _) = send(&c, "POST", &pods, Some(over)).await;
+        assert_eq!(code, 422, "{s}");
+        let causes: Vec<String> = s["details"]["causes"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| format!("{}: {}", c["field"].as_str().unwrap_or(""), c["message"].as_str().unwrap_or("")))
+            .collect();
+        assert!(causes.contains(&"spec.containers[0].resources.requests: Invalid value: \"1500m\": must be less than or equal to cpu limit of 1".to_string()), "{causes:?}");
+        assert!(causes.contains(&"spec.containers[0].resources.requests[memory]: Invalid value: \"-1\": must be greater than or equal to 0".to_string()), "{causes:?}");
         // A patch that brings a malformed one is an invalid patch; a
         // well-formed one is canonical after it.
         let quotas = format!("{}/api/v1/namespaces/default/resourcequotas", k.url);

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Value};
 
+use super::core::resource_requirements;
 use super::helpers::{self, items, s};
 use super::strategy::{age_column, name_column, Column, Strategy};
 use super::validation::{self, FieldError};
@@ -25,135 +26,10 @@ static RUNTIME_CLASS_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::Lazy
     ]
 });
 
-/// helper.IsStandardResourceName's list (quota names included).
-const STANDARD_RESOURCES: [&str; 20] = [
-    "cpu",
-    "memory",
-    "ephemeral-storage",
-    "requests.cpu",
-    "requests.memory",
-    "requests.ephemeral-storage",
-    "limits.cpu",
-    "limits.memory",
-    "limits.ephemeral-storage",
-    "pods",
-    "resourcequotas",
-    "services",
-    "replicationcontrollers",
-    "secrets",
-    "configmaps",
-    "persistentvolumeclaims",
-    "storage",
-    "requests.storage",
-    "services.nodeports",
-    "services.loadbalancers",
-];
-
-fn is_hugepages(name: &str) -> bool {
-    name.starts_with("hugepages-")
-}
-
-fn is_native(name: &str) -> bool {
-    !name.contains('/') || name.contains("kubernetes.io/")
-}
-
-/// helper.IsExtendedResourceName.
-fn is_extended(name: &str) -> bool {
-    !is_native(name)
-        && !name.starts_with("requests.")
-        && validation::qualified_name(&format!("requests.{name}")).is_empty()
-}
-
-/// upstream's validateContainerResourceName (validateResourceName first).
-fn validate_container_resource_name(name: &str, path: &str, errs: &mut Vec<FieldError>) {
-    let msgs = validation::qualified_name(name);
-    let qualified = msgs.is_empty();
-    for m in msgs {
-        errs.push(FieldError::invalid(path, json!(name), m));
-    }
-    let standard = STANDARD_RESOURCES.contains(&name)
-        || is_hugepages(name)
-        || name.starts_with("requests.hugepages-");
-    if qualified && !name.contains('/') && !standard {
-        errs.push(FieldError::invalid(
-            path,
-            json!(name),
-            "must be a standard resource type or fully qualified",
-        ));
-    }
-    if !name.contains('/') {
-        if !["cpu", "memory", "ephemeral-storage"].contains(&name) && !is_hugepages(name) {
-            errs.push(FieldError::invalid(
-                path,
-                json!(name),
-                "must be a standard resource for containers",
-            ));
-        }
-    } else if !is_native(name) && !is_extended(name) {
-        errs.push(FieldError::invalid(
-            path,
-            json!(name),
-            "doesn't follow extended resource name standard",
-        ));
-    }
-}
-
-/// helper.IsHugePageResourceValueDivisible.
-fn hugepages_divisible(name: &str, q: i128) -> bool {
-    let Some(page) = helpers::parse_quantity(&name["hugepages-".len()..]) else {
-        return false;
-    };
-    if page <= 0 || page % 1_000_000_000 != 0 {
-        return false;
-    }
-    let page = page / 1_000_000_000;
-    // Quantity.Value() rounds up to a whole number.
-    let value = (q + 999_999_999).div_euclid(1_000_000_000);
-    value % page == 0
-}
-
 /// upstream's ValidateContainerResourceRequirements over `{limits: podFixed}`.
 fn validate_overhead(overhead: &Value, errs: &mut Vec<FieldError>) {
-    let Some(fixed) = overhead["podFixed"].as_object() else {
-        return;
-    };
-    let (mut cpu_or_memory, mut hugepages) = (false, false);
-    for (name, v) in fixed {
-        let path = format!("overhead.limits[{name}]");
-        validate_container_resource_name(name, &path, errs);
-        let q = helpers::quantity(v).unwrap_or(0);
-        let shown = helpers::quantity_str(v);
-        if q < 0 {
-            errs.push(FieldError::invalid(
-                &path,
-                json!(shown),
-                "must be greater than or equal to 0",
-            ));
-        }
-        if is_extended(name) && q % 1_000_000_000 != 0 {
-            errs.push(FieldError::invalid(
-                &path,
-                json!(shown),
-                "must be an integer",
-            ));
-        }
-        if is_hugepages(name) {
-            hugepages = true;
-            if !hugepages_divisible(name, q) {
-                errs.push(FieldError::invalid(
-                    &path,
-                    json!(shown),
-                    format!("{shown} is not positive integer multiple of {name}"),
-                ));
-            }
-        }
-        cpu_or_memory |= name == "cpu" || name == "memory";
-    }
-    if hugepages && !cpu_or_memory {
-        errs.push(FieldError::forbidden(
-            "overhead",
-            "HugePages require cpu or memory",
-        ));
+    if let Some(fixed) = overhead.get("podFixed").filter(|f| f.is_object()) {
+        resource_requirements::validate(&json!({"limits": fixed}), "overhead", errs);
     }
 }
 

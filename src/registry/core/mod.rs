@@ -20,6 +20,7 @@ mod pod;
 mod pod_template;
 mod replication_controller;
 mod resource_quota;
+pub(crate) mod resource_requirements;
 mod secret;
 mod service;
 mod service_account;

@@ -246,6 +246,13 @@ pub fn validate_pod_spec(spec: &Value, path: &str) -> Vec<FieldError> {
             if c["image"].as_str().unwrap_or("").trim().is_empty() {
                 errs.push(FieldError::required(format!("{cpath}.image"), ""));
             }
+            if c["resources"].is_object() {
+                super::resource_requirements::validate(
+                    &c["resources"],
+                    &format!("{cpath}.resources"),
+                    &mut errs,
+                );
+            }
             if !allow_privileged && c["securityContext"]["privileged"].as_bool() == Some(true) {
                 errs.push(FieldError::forbidden(
                     format!("{cpath}.securityContext.privileged"),
