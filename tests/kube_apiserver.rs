@@ -184,7 +184,17 @@ fn envtest_starts_kapi_as_kube_apiserver() {
         "envtest",
         "--from-literal=a=b",
     ]);
-    assert!(kubectl(&["get", "configmaps", "-n", "envtest", "-o", "name"]).contains("configmap/c"));
+    // As on kube-apiserver, no kube-controller-manager behind it: the
+    // namespace gets no `default` ServiceAccount and no kube-root-ca.crt
+    // (those controllers act within milliseconds of the namespace).
+    assert_eq!(
+        kubectl(&["get", "configmaps", "-n", "envtest", "-o", "name"]),
+        "configmap/c\n"
+    );
+    assert_eq!(
+        kubectl(&["get", "serviceaccounts", "-n", "envtest", "-o", "name"]),
+        ""
+    );
 
     // The kube crate, as controller-runtime's Rust peers use it.
     rt.block_on(async {

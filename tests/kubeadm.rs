@@ -140,6 +140,14 @@ fn kubeadms_static_pod_command_line_serves_as_a_kubeadm_cluster_does() {
 
         // A kubelet's pod uses one secret of two.
         let post = |path: &str, body: Value| admin.post(format!("{base}{path}")).json(&body);
+        // kube-controller-manager, which a kubeadm cluster runs beside the
+        // apiserver, would have made the ServiceAccount pods default to.
+        let (code, body) = status(post(
+            "/api/v1/namespaces/default/serviceaccounts",
+            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}}),
+        ))
+        .await;
+        assert_eq!(code, 201, "{body}");
         for name in ["used", "unused"] {
             let (code, body) = status(post(
                 "/api/v1/namespaces/default/secrets",

@@ -117,6 +117,18 @@ impl Personality {
             .filter(|s| !s.is_empty())
             .map(PathBuf::from);
         o.etcd_servers = etcd_servers;
+        // kube-apiserver runs none of kube-controller-manager's controllers
+        // (its own repair loops stay): envtest has none, and suites written
+        // for it count a namespace's ServiceAccounts and ConfigMaps and
+        // finalize namespaces themselves; a kubeadm cluster runs its own
+        // kube-controller-manager beside it.
+        o.controllers = std::iter::once("*".to_string())
+            .chain(
+                crate::controlplane::manager::CONTROLLERS
+                    .iter()
+                    .map(|c| format!("-{c}")),
+            )
+            .collect();
         if let Some(v) = cl.get("etcd-prefix") {
             o.etcd_prefix = v.into();
         }
