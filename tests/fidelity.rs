@@ -837,3 +837,66 @@ fn quantities_are_stored_canonical_and_refused_when_malformed() {
         assert_eq!(patched["spec"]["hard"]["pods"], "1e3");
     });
 }
+
+#[test]
+fn status_writes_keep_what_each_kinds_status_strategy_keeps() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let merge = |url: String, body: Value| {
+            c.patch(url)
+                .header("Content-Type", "application/merge-patch+json")
+                .body(body.to_string())
+                .send()
+        };
+        // Deployments: spec and labels reset, the rest (annotations) kept.
+        let deploys = format!("{}/apis/apps/v1/namespaces/default/deployments", k.url);
+        let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "labels": {"a": "1"}},
+            "spec": {"selector": {"matchLabels": {"app": "d"}}, "template": {"metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}});
+        let (code, created, _) = send(&c, "POST", &deploys, Some(d)).await;
+        assert_eq!(code, 201, "{created}");
+        let r = merge(
+            format!("{deploys}/d/status"),
+            json!({"metadata": {"annotations": {"note": "kept"}, "labels": {"a": "2"}},
+                "spec": {"replicas": 7}, "status": {"observedGeneration": 1}}),
+        )
+        .await
+        .expect("patch");
+        assert_eq!(r.status().as_u16(), 200);
+        let (_, d, _) = send(&c, "GET", &format!("{deploys}/d"), None).await;
+        assert_eq!(d["metadata"]["annotations"]["note"], "kept", "{d}");
+        assert_eq!(d["metadata"]["labels"]["a"], "1", "{d}");
+        assert_eq!(d["spec"]["replicas"], 1, "{d}");
+        assert_eq!(d["status"]["observedGeneration"], 1, "{d}");
+        // Pods: labels go through, owner references do not.
+        let pods = format!("{}/api/v1/namespaces/default/pods", k.url);
+        let p = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+        let (code, _, _) = send(&c, "POST", &pods, Some(p)).await;
+        assert_eq!(code, 201);
+        let owner = json!([{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "6f1d1f6e-0000-4000-8000-000000000000"}]);
+        let r = merge(
+            format!("{pods}/p/status"),
+            json!({"metadata": {"labels": {"ready": "yes"}, "ownerReferences": owner}, "status": {"message": "hi"}}),
+        )
+        .await
+        .expect("patch");
+        assert_eq!(r.status().as_u16(), 200);
+        let (_, p, _) = send(&c, "GET", &format!("{pods}/p"), None).await;
+        assert_eq!(p["metadata"]["labels"]["ready"], "yes", "{p}");
+        assert!(p["metadata"].get("ownerReferences").is_none(), "{p}");
+        assert_eq!(p["status"]["message"], "hi");
+        // APIServices keep their metadata as stored.
+        let svc = format!("{}/apis/apiregistration.k8s.io/v1/apiservices/v1.apps", k.url);
+        let r = merge(
+            format!("{svc}/status"),
+            json!({"metadata": {"annotations": {"note": "dropped"}}}),
+        )
+        .await
+        .expect("patch");
+        assert_eq!(r.status().as_u16(), 200);
+        let (_, a, _) = send(&c, "GET", &svc, None).await;
+        assert!(a["metadata"]["annotations"].get("note").is_none(), "{a}");
+    });
+}

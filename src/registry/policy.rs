@@ -90,6 +90,10 @@ static PDB_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(
 });
 
 impl Strategy for PodDisruptionBudgetStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         if let Some(m) = obj.as_object_mut() {
             m.insert(

@@ -17,6 +17,25 @@ pub struct Column {
     pub cell: fn(&Value) -> Value,
 }
 
+/// What upstream's status strategies keep of the object a status write
+/// sends. Most reset only the spec, so metadata changes (annotations,
+/// finalizers) go through with the status; others keep the stored object
+/// but for its status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatusUpdate {
+    /// The stored object, with the status sent (custom resources, CRDs,
+    /// APIServices, and the kinds whose strategies call
+    /// ResetObjectMetaForStatus).
+    StatusOnly,
+    /// Everything sent but the spec (Nodes, Services, Jobs, ...).
+    AllButSpec,
+    /// Everything sent but the spec and the labels (the apps workloads).
+    AllButSpecAndLabels,
+    /// Everything sent but the spec and the owner references (Pods: old
+    /// kubelets corrupted them through pods/status).
+    AllButSpecAndOwners,
+}
+
 pub trait Strategy: Send + Sync {
     fn name_rule(&self) -> NameRule {
         NameRule::Subdomain
@@ -60,6 +79,12 @@ pub trait Strategy: Send + Sync {
     /// Objects of this kind that may never be deleted, with upstream's reason.
     fn forbid_deletion(&self, _name: &str) -> Option<&'static str> {
         None
+    }
+
+    /// What a write to the status subresource takes from the object sent
+    /// (the status strategy's PrepareForUpdate).
+    fn status_update(&self) -> StatusUpdate {
+        StatusUpdate::StatusOnly
     }
 
     /// Whether a create keeps the status the client sent (Nodes do, as upstream).

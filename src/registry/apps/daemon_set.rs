@@ -38,6 +38,10 @@ static DAEMONSET_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock
 });
 
 impl Strategy for DaemonSetStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpecAndLabels
+    }
+
     fn default(&self, obj: &mut Value) {
         let Some(spec) = spec_mut(obj) else { return };
         set_default(

@@ -25,6 +25,10 @@ static DEPLOYMENT_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLoc
 });
 
 impl Strategy for DeploymentStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpecAndLabels
+    }
+
     fn default(&self, obj: &mut Value) {
         let Some(spec) = spec_mut(obj) else { return };
         set_default(spec, "replicas", json!(1));

@@ -36,6 +36,10 @@ static STATEFULSET_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLo
 });
 
 impl Strategy for StatefulSetStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpecAndLabels
+    }
+
     fn default(&self, obj: &mut Value) {
         let Some(spec) = spec_mut(obj) else { return };
         set_default(spec, "replicas", json!(1));

@@ -531,6 +531,10 @@ static HPA_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(
 });
 
 impl Strategy for HorizontalPodAutoscalerStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn default(&self, obj: &mut Value) {
         let v1 = is_v1(obj);
         let Some(spec) = helpers::obj_mut(obj, "spec") else {

@@ -300,6 +300,10 @@ static CRONJOB_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::
 });
 
 impl Strategy for CronJobStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn default(&self, obj: &mut Value) {
         let Some(spec) = spec_mut(obj) else { return };
         set_default(spec, "concurrencyPolicy", json!("Allow"));

@@ -623,6 +623,10 @@ fn comparable_template(t: &Value, mutable_scheduling: bool) -> Value {
 }
 
 impl Strategy for JobStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn default(&self, obj: &mut Value) {
         let template_labels = obj["spec"]["template"]["metadata"]["labels"].clone();
         if template_labels.is_object()

@@ -29,6 +29,10 @@ static NAMESPACE_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock
 });
 
 impl Strategy for NamespaceStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn tracks_generation(&self) -> bool {
         false
     }

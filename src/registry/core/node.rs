@@ -162,6 +162,10 @@ fn validate_node(obj: &Value) -> Vec<FieldError> {
 }
 
 impl Strategy for NodeStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn tracks_generation(&self) -> bool {
         false
     }

@@ -264,6 +264,10 @@ fn pv_source(spec: &Value) -> Value {
 }
 
 impl Strategy for PersistentVolumeStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn tracks_generation(&self) -> bool {
         false
     }

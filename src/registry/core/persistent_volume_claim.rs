@@ -167,6 +167,10 @@ fn normalize_data_sources(obj: &mut Value) {
 }
 
 impl Strategy for PersistentVolumeClaimStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn tracks_generation(&self) -> bool {
         false
     }

@@ -415,6 +415,10 @@ fn default_requests_to_limits(spec: &mut Map<String, Value>) {
 }
 
 impl Strategy for PodStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpecAndOwners
+    }
+
     fn returns_deleted_object(&self) -> bool {
         true
     }

@@ -81,6 +81,10 @@ static RC_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::new(|
 });
 
 impl Strategy for ReplicationControllerStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn default(&self, obj: &mut Value) {
         let labels = obj["spec"]["template"]["metadata"]["labels"].clone();
         if labels.is_object() {

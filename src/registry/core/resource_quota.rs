@@ -144,6 +144,10 @@ static QUOTA_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::ne
 });
 
 impl Strategy for ResourceQuotaStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn tracks_generation(&self) -> bool {
         false
     }

@@ -73,6 +73,10 @@ static SERVICE_COLUMNS: std::sync::LazyLock<Vec<Column>> = std::sync::LazyLock::
 });
 
 impl Strategy for ServiceStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn tracks_generation(&self) -> bool {
         false
     }

@@ -323,6 +323,10 @@ fn ingress_opts_from_old(old: &Value) -> IngressOpts {
 }
 
 impl Strategy for IngressStrategy {
+    fn status_update(&self) -> crate::registry::strategy::StatusUpdate {
+        crate::registry::strategy::StatusUpdate::AllButSpec
+    }
+
     fn prepare_for_create(&self, obj: &mut Value) {
         if let Some(m) = obj.as_object_mut() {
             m.insert("status".into(), json!({"loadBalancer": {}}));

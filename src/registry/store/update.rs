@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::{storage_err, Registry};
 use crate::api::ApiError;
 use crate::registry::admission;
+use crate::registry::strategy::StatusUpdate;
 use crate::registry::validation::FieldError;
 use crate::registry::{
     certificates, conversion, core, fieldmanager, graceful, meta, patch, pod_resize, PatchType,
@@ -74,17 +75,7 @@ impl Registry {
                 )));
             }
             if status_only {
-                // The status subresource changes status only. A body without
-                // a status leaves none (upstream's status strategies delete
-                // the key), rather than a `null` a CRD schema refuses.
-                let mut merged = old.clone();
-                if let Some(m) = merged.as_object_mut() {
-                    match new.get("status") {
-                        Some(status) => m.insert("status".into(), status.clone()),
-                        None => m.remove("status"),
-                    };
-                }
-                new = merged;
+                new = status_update(self.strategy.status_update(), new, &old);
             } else if subresource == Some("ephemeralcontainers") {
                 new = core::ephemeral_containers_update(&new, &old);
             } else if subresource == Some("approval") {
@@ -443,4 +434,40 @@ impl Registry {
         }
         Ok(())
     }
+}
+
+/// The object a status write stores: what the kind's status strategy
+/// keeps of the one sent, the rest from the stored one. A status left out
+/// leaves none (upstream's strategies delete the key), rather than a
+/// `null` a CRD schema refuses.
+fn status_update(how: StatusUpdate, sent: Value, old: &Value) -> Value {
+    let take = |into: &mut Value, from: &Value, key: &str| {
+        if let Some(m) = into.as_object_mut() {
+            match from.get(key) {
+                Some(v) => m.insert(key.into(), v.clone()),
+                None => m.remove(key),
+            };
+        }
+    };
+    if how == StatusUpdate::StatusOnly {
+        let mut merged = old.clone();
+        take(&mut merged, &sent, "status");
+        return merged;
+    }
+    let mut merged = sent;
+    take(&mut merged, old, "spec");
+    let reset = match how {
+        StatusUpdate::AllButSpecAndLabels => Some("labels"),
+        StatusUpdate::AllButSpecAndOwners => Some("ownerReferences"),
+        _ => None,
+    };
+    if let Some(key) = reset {
+        let kept = old["metadata"].get(key).cloned();
+        let m = meta::meta_mut(&mut merged);
+        match kept {
+            Some(v) => m.insert(key.into(), v),
+            None => m.remove(key),
+        };
+    }
+    merged
 }
