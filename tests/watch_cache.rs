@@ -194,3 +194,77 @@ fn a_size_of_zero_turns_the_cache_off_for_that_resource_only() {
         "{err}"
     );
 }
+
+/// upstream's cacheWatcher sends only what is newer than the revision a
+/// watch asked for, and starts at once even when that revision is still
+/// to come; initial events "not older than" a revision wait for it.
+#[test]
+fn a_watch_from_a_revision_still_to_come_starts_at_once_and_sends_what_follows_it() {
+    for extra in [&[][..], &["--watch-cache=false"][..]] {
+        let k = Kapi::start(extra);
+        runtime().block_on(async {
+            let c = k.admin_client();
+            let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
+            let create = |name: &str| {
+                c.post(&base)
+                    .json(&json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}))
+                    .send()
+            };
+            let first: Value = create("first").await.expect("create").json().await.expect("json");
+            let now: i64 = first["metadata"]["resourceVersion"].as_str().and_then(|r| r.parse().ok()).expect("rv");
+            // A revision some writes ahead: the writes up to it are not
+            // sent, the ones after it are. (Other writes, leases and
+            // events, share the revision counter, so each write's own
+            // revision decides.)
+            let future = now + 20;
+            let resp = c
+                .get(format!("{base}?watch=true&resourceVersion={future}&timeoutSeconds=20"))
+                .send()
+                .await
+                .expect("watch");
+            assert_eq!(resp.status(), 200, "{extra:?}");
+            let mut w = WatchLines::new(resp);
+            assert!(matches!(w.next(Duration::from_millis(300)).await, Next::Idle), "{extra:?}");
+            let (mut skipped, mut expected) = (0, Vec::new());
+            for i in 0.. {
+                let name = format!("w{i}");
+                let made: Value = create(&name).await.expect("create").json().await.expect("json");
+                let rv: i64 = made["metadata"]["resourceVersion"].as_str().and_then(|r| r.parse().ok()).expect("rv");
+                if rv <= future {
+                    skipped += 1;
+                } else {
+                    expected.push(name);
+                    if expected.len() == 2 {
+                        break;
+                    }
+                }
+            }
+            assert!(skipped > 0, "no write landed at or before {future}");
+            for name in &expected {
+                assert_eq!(name_of(&next_event(&mut w).await), ("ADDED", name.as_str()), "{extra:?}");
+            }
+
+            // Initial events not older than the current revision.
+            let list: Value = c.get(&base).send().await.expect("list").json().await.expect("json");
+            let rv = list["metadata"]["resourceVersion"].as_str().expect("rv").to_string();
+            let resp = c
+                .get(format!("{base}?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&resourceVersion={rv}&allowWatchBookmarks=true&timeoutSeconds=20"))
+                .send()
+                .await
+                .expect("watch");
+            assert_eq!(resp.status(), 200, "{extra:?}");
+            let mut w = WatchLines::new(resp);
+            let mut names = Vec::new();
+            loop {
+                let ev = next_event(&mut w).await;
+                if ev["type"] == "BOOKMARK" {
+                    assert_eq!(ev["object"]["metadata"]["annotations"]["k8s.io/initial-events-end"], "true");
+                    break;
+                }
+                names.push(name_of(&ev).1.to_string());
+            }
+            assert!(names.iter().any(|n| n == "first"), "{names:?}");
+            assert_eq!(names.len(), skipped + 2 + 2, "{names:?}");
+        });
+    }
+}

@@ -148,6 +148,9 @@ struct Watcher {
     /// ask for bookmarks, or its last one before the deadline went out.
     next_bookmark: Option<Instant>,
     terminated: Arc<AtomicBool>,
+    /// The revision the watch asked to start after: nothing at or before
+    /// it is sent, bookmarks included.
+    after: i64,
 }
 
 /// upstream's `cacheWatcher.nextBookmarkTime`: a minute from now, or just
@@ -584,32 +587,26 @@ impl Cacher {
                 .await;
             }
             WatchStart::Now { consistent: true } => self.wait_consistent().await?,
-            WatchStart::After(rv) => {
+            // Initial events "not older than" rv wait for the cache to get
+            // there, as upstream's waitUntilWatchCacheFreshAndForceAllEvents;
+            // a plain watch from a revision still to come starts at once
+            // and sends what comes after it.
+            WatchStart::After(rv) if opts.send_initial_events => {
                 let cur = *self.rev.borrow();
                 if rv > cur {
                     self.wait_for(rv).await?;
                 }
             }
-            WatchStart::Now { consistent: false } => {}
+            WatchStart::After(_) | WatchStart::Now { consistent: false } => {}
         }
         let mut state = self.state.write();
         let mut backlog: Vec<WatchMessage> = Vec::new();
+        // Events at or before a requested revision are not sent (upstream's
+        // cacheWatcher sends only what is newer than it asked for).
+        let mut after = 0;
         match opts.start {
-            WatchStart::Now { .. } => {
-                for o in state.objects.values() {
-                    if opts.filter.matches(o) {
-                        backlog.push(WatchMessage::Event {
-                            kind: EventType::Added,
-                            object: o.clone(),
-                            lines: None,
-                        });
-                    }
-                }
-                if opts.send_initial_events {
-                    backlog.push(WatchMessage::InitialEventsEnd(state.rev));
-                }
-            }
-            WatchStart::After(rv) => {
+            WatchStart::After(rv) if !opts.send_initial_events => {
+                after = rv;
                 if rv < state.oldest_rv {
                     return Err(StorageError::Gone(format!(
                         "too old resource version: {rv} ({})",
@@ -623,6 +620,17 @@ impl Cacher {
                 for ev in state.window.range(first..) {
                     if let Some(msg) = route(ev, &opts.filter, None) {
                         backlog.push(msg);
+                    }
+                }
+            }
+            _ => {
+                for o in state.objects.values() {
+                    if opts.filter.matches(o) {
+                        backlog.push(WatchMessage::Event {
+                            kind: EventType::Added,
+                            object: o.clone(),
+                            lines: None,
+                        });
                     }
                 }
                 if opts.send_initial_events {
@@ -648,6 +656,7 @@ impl Cacher {
                     .then(|| next_bookmark_time(Instant::now(), opts.deadline))
                     .flatten(),
                 terminated,
+                after,
             },
         );
         Ok(rx)
@@ -772,7 +781,7 @@ impl Cacher {
         state.watchers.retain(|_, w| !w.tx.is_closed());
         let rev = state.rev;
         for w in state.watchers.values_mut() {
-            if w.next_bookmark.is_some_and(|due| due <= now) {
+            if w.next_bookmark.is_some_and(|due| due <= now) && rev > w.after {
                 // A full buffer is left to the next event to judge.
                 let _ = w.tx.try_send(WatchMessage::Bookmark(rev));
                 w.next_bookmark = next_bookmark_time(now, w.deadline);
@@ -874,6 +883,9 @@ impl Cacher {
             ..Default::default()
         });
         for (id, w) in state.watchers.iter() {
+            if rv <= w.after {
+                continue;
+            }
             if let Some(msg) = route(&event, &w.filter, Some(&lines)) {
                 match w.tx.try_send(msg) {
                     Ok(()) => {}

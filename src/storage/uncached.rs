@@ -79,25 +79,10 @@ pub(super) async fn watch(
 ) -> Result<CacheWatch, StorageError> {
     let backend = store.backend().clone();
     let mut initial = Vec::new();
+    // A revision to start after, unless the current state is sent first
+    // (a watch from now, or initial events not older than a revision).
     let from = match opts.start {
-        WatchStart::Now { .. } => {
-            let list = store.list(prefix, &ListOptions::default()).await?;
-            for o in list.items {
-                let o = object(o.key, o.resource_version, &o.value, &attrs);
-                if opts.filter.matches(&o) {
-                    initial.push(WatchMessage::Event {
-                        kind: EventType::Added,
-                        object: o,
-                        lines: None,
-                    });
-                }
-            }
-            if opts.send_initial_events {
-                initial.push(WatchMessage::InitialEventsEnd(list.resource_version));
-            }
-            list.resource_version
-        }
-        WatchStart::After(rv) => {
+        WatchStart::After(rv) if !opts.send_initial_events => {
             // Storage must still hold rv; a compacted one is a 410.
             let probe = RangeRequest {
                 start: prefix.to_string(),
@@ -115,6 +100,23 @@ pub(super) async fn watch(
                 Err(e) => return Err(e.into()),
             }
             rv
+        }
+        _ => {
+            let list = store.list(prefix, &ListOptions::default()).await?;
+            for o in list.items {
+                let o = object(o.key, o.resource_version, &o.value, &attrs);
+                if opts.filter.matches(&o) {
+                    initial.push(WatchMessage::Event {
+                        kind: EventType::Added,
+                        object: o,
+                        lines: None,
+                    });
+                }
+            }
+            if opts.send_initial_events {
+                initial.push(WatchMessage::InitialEventsEnd(list.resource_version));
+            }
+            list.resource_version
         }
     };
     let mut w = match backend.watch(prefix, from + 1).await {

@@ -8,7 +8,8 @@ use crate::storage::cacher::{CacheWatch, WatchOptions, WatchStart};
 
 impl Registry {
     /// A watch from the cache; `rv` "" is the consistent current state,
-    /// "0" any state, N after N. `deadline` is when the watch will end.
+    /// "0" any state, N after N (or, with initial events, a state not
+    /// older than N). `deadline` is when the watch will end.
     pub async fn watch(
         &self,
         namespace: &str,
@@ -27,13 +28,6 @@ impl Registry {
             "0" => WatchStart::Now { consistent: false },
             s => WatchStart::After(parse_rv(s)?),
         };
-        let start =
-            match (start, send_initial_events) {
-                (WatchStart::After(_), true) => return Err(ApiError::bad_request(
-                    "sendInitialEvents is forbidden for resourceVersion other than \"\" or \"0\"",
-                )),
-                (s, _) => s,
-            };
         self.cacher()?
             .watch(WatchOptions {
                 start,

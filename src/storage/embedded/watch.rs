@@ -183,10 +183,12 @@ pub(super) async fn follow(
                 return;
             }
         }
-        if tx.send(Ok(WatchItem::Progress(upto))).await.is_err() {
+        // A watch from a revision still to come (as etcd allows) waits for
+        // it: no progress below it, and nothing before it is passed on.
+        if upto + 1 >= start && tx.send(Ok(WatchItem::Progress(upto))).await.is_err() {
             return;
         }
-        next = upto + 1;
+        next = (upto + 1).max(start);
         if upto >= shared.current.load(Ordering::Acquire) {
             break;
         }
