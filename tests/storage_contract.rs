@@ -699,6 +699,58 @@ async fn quiet_caches_stay_current_under_a_flood_of_other_writes(b: Arc<dyn Back
     stop.cancel();
 }
 
+/// etcd's compaction keeps each key's state at the compacted revision; a
+/// key deleted after one compaction and compacted again is gone for good,
+/// however many compactions its records lived through.
+async fn deleted_keys_stay_deleted_across_compactions(b: Arc<dyn Backend>) {
+    let s = Store::new(b.clone());
+    let key = "/registry/configmaps/ns/ghost";
+    s.create(key, obj("ghost", "u", 1)).await.expect("create");
+    // A compaction that keeps the key's only record.
+    b.compact(b.current_revision().await.expect("rev"))
+        .await
+        .expect("compact");
+    s.guaranteed_update(key, &Preconditions::default(), false, |_| {
+        Ok(Some(obj("ghost", "u", 2)))
+    })
+    .await
+    .expect("update");
+    s.create("/registry/configmaps/ns/other", obj("other", "u", 1))
+        .await
+        .expect("create");
+    b.compact(b.current_revision().await.expect("rev"))
+        .await
+        .expect("compact");
+    s.delete(key, &Preconditions::default(), |_| Ok(()))
+        .await
+        .expect("delete");
+    s.create("/registry/configmaps/ns/after", obj("after", "u", 1))
+        .await
+        .expect("create");
+    // The deletion compacted away: what remains must still say "gone".
+    b.compact(b.current_revision().await.expect("rev"))
+        .await
+        .expect("compact");
+    match s.get(key).await {
+        Err(StorageError::NotFound { .. }) => {}
+        other => panic!("deleted key came back: {other:?}"),
+    }
+    let list = s
+        .list("/registry/configmaps/ns/", &ListOptions::default())
+        .await
+        .expect("list");
+    assert_eq!(
+        list.items.len(),
+        2,
+        "{:?}",
+        list.items.iter().map(|o| &o.key).collect::<Vec<_>>()
+    );
+    s.create(key, obj("ghost", "u2", 3))
+        .await
+        .expect("created again");
+    assert_eq!(n_of(&s.get(key).await.expect("get").value), 3);
+}
+
 macro_rules! contract {
     ($($name:ident),* $(,)?) => {
         mod on_embedded {
@@ -726,6 +778,7 @@ contract!(
     create_get_and_already_exists,
     list_pagination_and_exact,
     compaction_expires_old_reads,
+    deleted_keys_stay_deleted_across_compactions,
     concurrent_guaranteed_updates,
     preconditions_and_delete,
     watch_from_revision,

@@ -630,25 +630,37 @@ fn compact_in(
         });
     }
     let at = revision as u64;
-    // Every change at or before the compaction revision, oldest first.
+    // Every change at or before the compaction revision since the last
+    // compaction, and the keys they touched.
     let entries: Vec<(u64, String)> = log
         .range(..=at)
         .map_err(internal)?
         .map(|e| e.map(|(r, k)| (r.value(), k.value().to_string())))
         .collect::<Result<_, _>>()
         .map_err(internal)?;
-    for (r, key) in &entries {
-        // Keep the state at `revision`: the newest record of each key at or
-        // before it survives unless it is a deletion.
-        let newest = latest_at(revs, key, at)?.map(|(nr, rec)| (nr, rec.kind));
-        let drop = match newest {
-            Some((nr, _)) if nr != *r => true,
-            Some((_, kind)) => kind == KIND_DELETE,
-            None => true,
-        };
-        if drop {
-            revs.remove((key.as_str(), *r)).map_err(internal)?;
+    let keys: std::collections::BTreeSet<&str> = entries.iter().map(|(_, k)| k.as_str()).collect();
+    for key in keys {
+        // Keep the state at `revision`: of each key's records at or before
+        // it, only the newest survives, and not if it is a deletion. All of
+        // them, not only those logged since the last compaction: a record
+        // kept then is older than this key's newer ones, and left behind
+        // it would outlive a deletion compacted now and bring the key back.
+        let mut older: Vec<(u64, u8)> = revs
+            .range((key, 0u64)..=(key, at))
+            .map_err(internal)?
+            .map(|e| {
+                let (k, v) = e.map_err(internal)?;
+                Ok((k.value().1, decode_record(v.value())?.kind))
+            })
+            .collect::<Result<_, BackendError>>()?;
+        if older.last().is_some_and(|&(_, kind)| kind != KIND_DELETE) {
+            older.pop();
         }
+        for (r, _) in older {
+            revs.remove((key, r)).map_err(internal)?;
+        }
+    }
+    for (r, _) in &entries {
         log.remove(*r).map_err(internal)?;
     }
     meta.insert(COMPACTED_KEY, at).map_err(internal)?;
