@@ -430,3 +430,65 @@ fn a_crd_shows_in_discovery_and_openapi_within_a_second_and_leaves_again() {
             .args(["api-resources", "--api-group=example.com", "-o", "name"]));
     assert!(ok && out.trim().is_empty(), "{out}");
 }
+
+/// Go writes discovery documents in its structs' field order (kubectl's
+/// own tests grep the raw text), /api/v1 without an apiVersion; groups of
+/// equal priority (custom resources') come by name, not by age.
+#[test]
+fn discovery_documents_keep_gos_field_order_and_groups_tie_by_name() {
+    let k = Kapi::start(&[]);
+    let c = k.admin_client();
+    common::runtime().block_on(async {
+        let raw = |path: &'static str| {
+            let (c, url) = (c.clone(), format!("{}{path}", k.url));
+            async move { c.get(url).send().await.expect("get").text().await.expect("text") }
+        };
+        let v1 = raw("/api/v1").await;
+        assert!(
+            v1.starts_with(r#"{"kind":"APIResourceList","groupVersion":"v1","resources":[{"name":"bindings","singularName":"binding","namespaced":true,"kind":"Binding","verbs":["create"]}"#),
+            "{}",
+            &v1[..200.min(v1.len())]
+        );
+        let apps = raw("/apis/apps/v1").await;
+        assert!(apps.starts_with(r#"{"kind":"APIResourceList","apiVersion":"v1","groupVersion":"apps/v1","resources":[{"name":"controllerrevisions","singularName":"controllerrevision","namespaced":true,"kind":"ControllerRevision","verbs":"#), "{apps}");
+        assert!(apps.contains(r#"{"name":"deployments/scale","singularName":"","namespaced":true,"group":"autoscaling","version":"v1","kind":"Scale","verbs":"#), "{apps}");
+        let group = raw("/apis/apps").await;
+        assert_eq!(group, "{\"kind\":\"APIGroup\",\"apiVersion\":\"v1\",\"name\":\"apps\",\"versions\":[{\"groupVersion\":\"apps/v1\",\"version\":\"v1\"}],\"preferredVersion\":{\"groupVersion\":\"apps/v1\",\"version\":\"v1\"}}\n");
+        let versions = raw("/api").await;
+        assert!(versions.starts_with(r#"{"kind":"APIVersions","versions":["v1"],"serverAddressByClientCIDRs":[{"clientCIDR":"0.0.0.0/0","serverAddress":"#), "{versions}");
+
+        // Two CRD groups, the later one first by name.
+        for group in ["zzz.example.com", "aaa.example.com"] {
+            let crd = serde_json::json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                "metadata": {"name": format!("things.{group}")},
+                "spec": {"group": group, "scope": "Namespaced", "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+                    "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
+            let r = c
+                .post(format!("{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", k.url))
+                .json(&crd)
+                .send()
+                .await
+                .expect("crd");
+            assert_eq!(r.status().as_u16(), 201);
+        }
+        let mut order = Vec::new();
+        for _ in 0..100 {
+            let list: serde_json::Value = serde_json::from_str(&raw("/apis").await).expect("json");
+            order = list["groups"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|g| g["name"].as_str())
+                .filter(|n| n.ends_with(".example.com"))
+                .map(String::from)
+                .collect();
+            if order.len() == 2 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        assert_eq!(order, ["aaa.example.com", "zzz.example.com"]);
+        let list = raw("/apis").await;
+        assert!(list.starts_with(r#"{"kind":"APIGroupList","apiVersion":"v1","groups":[{"name":"apiregistration.k8s.io","versions":[{"groupVersion":"apiregistration.k8s.io/v1","version":"v1"}],"preferredVersion":"#), "{list}");
+    });
+}

@@ -900,3 +900,24 @@ fn status_writes_keep_what_each_kinds_status_strategy_keeps() {
         assert!(a["metadata"]["annotations"].get("note").is_none(), "{a}");
     });
 }
+
+#[test]
+fn an_update_with_resource_version_zero_is_unconditional() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let base = format!("{}/api/v1/namespaces/default/configmaps", k.url);
+        let cm = |v: &str, rv: &str| {
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "z", "resourceVersion": rv}, "data": {"a": v}})
+        };
+        let (code, _, _) = send(&c, "POST", &base, Some(cm("1", ""))).await;
+        assert_eq!(code, 201);
+        // upstream's versioner reads "0" as no resourceVersion.
+        let (code, body, _) = send(&c, "PUT", &format!("{base}/z"), Some(cm("2", "0"))).await;
+        assert_eq!(code, 200, "{body}");
+        assert_eq!(body["data"]["a"], "2");
+        assert_ne!(body["metadata"]["resourceVersion"], "0");
+        let (code, body, _) = send(&c, "PUT", &format!("{base}/z"), Some(cm("3", "1"))).await;
+        assert_eq!(code, 409, "{body}");
+    });
+}

@@ -376,12 +376,25 @@ impl Catalog {
     /// Groups that have at least one served resource, in priority order.
     pub fn group_order(&self) -> Vec<String> {
         let inner = self.inner.read();
-        inner
+        let mut groups: Vec<String> = inner
             .groups
             .iter()
             .filter(|g| inner.served().any(|((rg, _, _), _)| rg == *g))
             .cloned()
-            .collect()
+            .collect();
+        // Built-in groups come in their priority order; the others (custom
+        // resources' groups, all at priority 1000) follow by name, as
+        // upstream breaks ties, not by when they were created.
+        let builtin = |g: &String| crate::api::builtin::BUILTINS.iter().any(|b| b.group == g);
+        let first_other = groups
+            .iter()
+            .position(|g| !builtin(g))
+            .unwrap_or(groups.len());
+        let (_, others) = groups.split_at_mut(first_other);
+        if others.iter().all(|g| !builtin(g)) {
+            others.sort();
+        }
+        groups
     }
 
     /// Stops serving a resource over HTTP (`--runtime-config`); it stays

@@ -59,8 +59,13 @@ impl Registry {
             );
             let (mut new, mut warnings) = made?;
             let mut recorded = false;
+            // "0", like none, asks for an unconditional update (upstream's
+            // doUnconditionalUpdate: the versioner reads both as 0).
             let asked_rv = meta::str_field(&new, "resourceVersion").to_string();
-            if !asked_rv.is_empty() && asked_rv != current.resource_version.to_string() {
+            if !asked_rv.is_empty()
+                && asked_rv != "0"
+                && asked_rv != current.resource_version.to_string()
+            {
                 return Err(ApiError::conflict(
                     &self.resource.group,
                     &self.resource.plural,
