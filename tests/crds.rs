@@ -716,3 +716,43 @@ fn versions_prune_by_their_own_schema_and_survive_a_storage_version_switch() {
     let v = get_json(&k, &format!("{base}/v2/namespaces/default/manys/old"));
     assert_eq!(v["spec"], serde_json::json!({"name": "o2"}));
 }
+
+/// kubectl apply of a custom resource that exists already: kubectl picks
+/// its patch type from the OpenAPI v3 PATCH content types (a strategic
+/// merge patch, which custom resources refuse, if listed), and validates
+/// against v2, where a schema keeping unknown fields is an open object.
+#[test]
+fn kubectl_applies_custom_resources_again_and_keeps_unknown_fields() {
+    let k = Kapi::start(&[]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).expect("write");
+        p.to_string_lossy().into_owned()
+    };
+    let crd = write(
+        "crd.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: foos.company.com}\nspec:\n  group: company.com\n  scope: Namespaced\n  names: {plural: foos, singular: foo, kind: Foo}\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
+    );
+    let (ok, _, err) = run(k.kubectl().args(["apply", "-f", &crd]));
+    assert!(ok, "{err}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !run(k.kubectl().args(["get", "foos"])).0 {
+        assert!(Instant::now() < deadline, "foos never served");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    for value in ["a", "b"] {
+        let cr = write(
+            "cr.yaml",
+            &format!("apiVersion: v1\nkind: List\nitems:\n- apiVersion: company.com/v1\n  kind: Foo\n  metadata: {{name: f1, namespace: default}}\n  someField: {value}\n"),
+        );
+        let (ok, out, err) = run(k.kubectl().args(["apply", "-f", &cr]));
+        assert!(ok, "apply with someField={value}: {out}{err}");
+        assert!(!err.contains("error calculating patch"), "{err}");
+        let (_, got, _) =
+            run(k
+                .kubectl()
+                .args(["get", "foo", "f1", "-o", "jsonpath={.someField}"]));
+        assert_eq!(got, value);
+    }
+}

@@ -285,12 +285,7 @@ impl PathBuilder<'_> {
                 "Force is going to \"force\" Apply requests.",
                 "boolean",
             ));
-            let cts: &[&str] = &[
-                "application/json-patch+json",
-                "application/merge-patch+json",
-                "application/strategic-merge-patch+json",
-                "application/apply-patch+yaml",
-            ];
+            let cts = patch_types(r);
             it.insert(
                 "patch".into(),
                 self.op(
@@ -398,12 +393,7 @@ impl PathBuilder<'_> {
                     self.response("200", &sub_schema),
                 ),
             );
-            let cts: &[&str] = &[
-                "application/json-patch+json",
-                "application/merge-patch+json",
-                "application/strategic-merge-patch+json",
-                "application/apply-patch+yaml",
-            ];
+            let cts = patch_types(r);
             m.insert(
                 "patch".into(),
                 self.op(
@@ -486,6 +476,24 @@ fn schemas(
         let mut schema = own_schema.unwrap_or_else(
             || json!({"type": "object", "x-kubernetes-preserve-unknown-fields": true}),
         );
+        if !v3 {
+            // kubectl validates against v2 and takes properties listed as
+            // all there is: a schema that keeps unknown fields is an open
+            // object there, without even TypeMeta (upstream's buildKubeNative).
+            if schema["x-kubernetes-preserve-unknown-fields"] == json!(true) {
+                let mut open = json!({"type": "object"});
+                if let Some(d) = schema.get("description") {
+                    open["description"] = d.clone();
+                }
+                names.insert(
+                    (r.group.clone(), r.version.clone(), r.kind.clone()),
+                    name.clone(),
+                );
+                custom.push((name, open));
+                continue;
+            }
+            to_v2(&mut schema);
+        }
         let meta_ref = if v3 {
             "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
         } else {
@@ -700,5 +708,75 @@ fn add_patch_extensions(defs: &mut Map<String, Value>) {
                 p.insert("x-kubernetes-map-type".into(), json!(mt));
             }
         }
+    }
+}
+
+/// The patch types a resource's PATCH takes. Custom resources have no Go
+/// struct to merge strategically by (kubectl picks its patch type from
+/// this list, and would send one the server refuses).
+fn patch_types(r: &Resource) -> &'static [&'static str] {
+    if r.custom.is_some() {
+        &[
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/apply-patch+yaml",
+        ]
+    } else {
+        &[
+            "application/json-patch+json",
+            "application/merge-patch+json",
+            "application/strategic-merge-patch+json",
+            "application/apply-patch+yaml",
+        ]
+    }
+}
+
+/// upstream's ToStructuralOpenAPIV2: what kubectl's v2 validation cannot
+/// take is dropped (combinators; properties and items under nullable or
+/// unknown-field-keeping nodes; the type of arrays without items), and
+/// nullable properties are not required.
+fn to_v2(schema: &mut Value) {
+    let Some(m) = schema.as_object_mut() else {
+        return;
+    };
+    for k in ["allOf", "oneOf", "anyOf", "not"] {
+        m.remove(k);
+    }
+    if m.get("nullable") == Some(&json!(true)) {
+        for k in ["type", "nullable", "items", "properties"] {
+            m.remove(k);
+        }
+    }
+    if m.get("x-kubernetes-preserve-unknown-fields") == Some(&json!(true)) {
+        m.remove("items");
+        m.remove("properties");
+    }
+    if !m.contains_key("items") && m.get("type") == Some(&json!("array")) {
+        m.remove("type");
+    }
+    let nullable: Vec<String> = m
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|p| {
+            p.iter()
+                .filter(|(_, v)| v.get("nullable") == Some(&json!(true)))
+                .map(|(k, _)| k.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(req) = m.get_mut("required").and_then(Value::as_array_mut) {
+        req.retain(|r| !nullable.iter().any(|n| r == n));
+        if req.is_empty() {
+            m.remove("required");
+        }
+    }
+    if let Some(props) = m.get_mut("properties").and_then(Value::as_object_mut) {
+        props.values_mut().for_each(to_v2);
+    }
+    if let Some(items) = m.get_mut("items") {
+        to_v2(items);
+    }
+    if let Some(extra) = m.get_mut("additionalProperties").filter(|a| a.is_object()) {
+        to_v2(extra);
     }
 }
