@@ -921,3 +921,30 @@ fn an_update_with_resource_version_zero_is_unconditional() {
         assert_eq!(code, 409, "{body}");
     });
 }
+
+#[test]
+fn a_create_in_a_namespace_that_does_not_exist_names_the_namespace_first() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        // NamespaceLifecycle decides in the mutating phase, before the
+        // ServiceAccount plugin looks for the namespace's default account.
+        let started = std::time::Instant::now();
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]}});
+        let (code, s, _) = send(
+            &c,
+            "POST",
+            &format!("{}/api/v1/namespaces/nonexistent-ns/pods", k.url),
+            Some(pod),
+        )
+        .await;
+        assert_eq!(code, 404, "{s}");
+        assert_eq!(s["message"], "namespaces \"nonexistent-ns\" not found");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+    });
+}

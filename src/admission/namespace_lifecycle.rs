@@ -2,10 +2,24 @@
 //! or is being terminated; the system namespaces cannot be deleted (the
 //! namespace strategy refuses that before admission is reached).
 
-use super::{Attributes, Context, Operation, ValidatingPlugin};
+use super::{Attributes, Context, MutatingPlugin, Operation, ValidatingPlugin};
 use crate::api::ApiError;
 
 pub struct NamespaceLifecycle;
+
+/// Upstream decides in its Admit, so the namespace is checked before any
+/// other plugin (ServiceAccount, LimitRanger) looks for what lives in it:
+/// a create in a namespace that does not exist is a 404 naming it.
+#[async_trait::async_trait]
+impl MutatingPlugin for NamespaceLifecycle {
+    fn name(&self) -> &'static str {
+        "NamespaceLifecycle"
+    }
+
+    async fn admit(&self, a: &mut Attributes<'_>, ctx: &Context) -> Result<Vec<String>, ApiError> {
+        ValidatingPlugin::validate(self, a, ctx).await
+    }
+}
 
 #[async_trait::async_trait]
 impl ValidatingPlugin for NamespaceLifecycle {

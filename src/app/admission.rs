@@ -27,7 +27,7 @@ pub(super) fn admission_chain(
             }
             "NamespaceExists" => validating.push(Arc::new(adm::namespace_exists::NamespaceExists)),
             "NamespaceLifecycle" => {
-                validating.push(Arc::new(adm::namespace_lifecycle::NamespaceLifecycle))
+                mutating.push(Arc::new(adm::namespace_lifecycle::NamespaceLifecycle))
             }
             "LimitPodHardAntiAffinityTopology" => validating.push(Arc::new(
                 adm::antiaffinity::LimitPodHardAntiAffinityTopology,
