@@ -948,3 +948,41 @@ fn a_create_in_a_namespace_that_does_not_exist_names_the_namespace_first() {
         );
     });
 }
+
+#[test]
+fn pods_get_upstreams_defaults_below_the_spec() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "d"}, "spec": {
+            "containers": [{"name": "c", "image": "busybox",
+                "livenessProbe": {"httpGet": {"port": 8080}},
+                "lifecycle": {"preStop": {"httpGet": {"port": 80, "path": "/stop"}}},
+                "env": [{"name": "N", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                        {"name": "M", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory"}}}]}],
+            "volumes": [
+                {"name": "none"},
+                {"name": "s", "secret": {"secretName": "x"}},
+                {"name": "h", "hostPath": {"path": "/tmp"}},
+                {"name": "d", "downwardAPI": {"items": [{"path": "n", "fieldRef": {"fieldPath": "metadata.name"}}]}}
+            ]}});
+        let (code, p, _) = send(&c, "POST", &format!("{}/api/v1/namespaces/default/pods", k.url), Some(pod)).await;
+        assert_eq!(code, 201, "{p}");
+        let container = &p["spec"]["containers"][0];
+        assert_eq!(
+            container["livenessProbe"],
+            json!({"httpGet": {"port": 8080, "path": "/", "scheme": "HTTP"}, "timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1, "failureThreshold": 3})
+        );
+        assert_eq!(container["lifecycle"]["preStop"]["httpGet"], json!({"port": 80, "path": "/stop", "scheme": "HTTP"}));
+        assert_eq!(container["env"][0]["valueFrom"]["fieldRef"], json!({"apiVersion": "v1", "fieldPath": "metadata.name"}));
+        assert_eq!(container["env"][1]["valueFrom"]["resourceFieldRef"], json!({"resource": "limits.memory", "divisor": "0"}));
+        let volumes = &p["spec"]["volumes"];
+        assert_eq!(volumes[0], json!({"name": "none", "emptyDir": {}}));
+        assert_eq!(volumes[1], json!({"name": "s", "secret": {"secretName": "x", "defaultMode": 420}}));
+        assert_eq!(volumes[2], json!({"name": "h", "hostPath": {"path": "/tmp", "type": ""}}));
+        assert_eq!(
+            volumes[3],
+            json!({"name": "d", "downwardAPI": {"defaultMode": 420, "items": [{"path": "n", "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.name"}}]}})
+        );
+    });
+}

@@ -186,6 +186,184 @@ pub fn default_pod_spec(spec: &mut Map<String, Value>) {
             }
         }
     }
+    for key in ["containers", "initContainers", "ephemeralContainers"] {
+        if let Some(cs) = spec.get_mut(key).and_then(Value::as_array_mut) {
+            for c in cs.iter_mut().filter_map(Value::as_object_mut) {
+                default_container_parts(c);
+            }
+        }
+    }
+    if let Some(vs) = spec.get_mut("volumes").and_then(Value::as_array_mut) {
+        for v in vs.iter_mut().filter_map(Value::as_object_mut) {
+            default_volume(v);
+        }
+    }
+}
+
+/// Every source a pod's volume may name (VolumeSource's fields).
+const VOLUME_SOURCES: &[&str] = &[
+    "hostPath",
+    "emptyDir",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "gitRepo",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "persistentVolumeClaim",
+    "rbd",
+    "flexVolume",
+    "cinder",
+    "cephfs",
+    "flocker",
+    "downwardAPI",
+    "fc",
+    "azureFile",
+    "configMap",
+    "vsphereVolume",
+    "quobyte",
+    "azureDisk",
+    "photonPersistentDisk",
+    "projected",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
+    "csi",
+    "ephemeral",
+    "image",
+];
+
+/// 0644, the mode files of secret, configMap, downwardAPI and projected
+/// volumes get by default.
+const DEFAULT_MODE: i64 = 0o644;
+
+fn child<'a>(m: &'a mut Map<String, Value>, key: &str) -> Option<&'a mut Map<String, Value>> {
+    m.get_mut(key).and_then(Value::as_object_mut)
+}
+
+fn each_child<'a>(
+    m: &'a mut Map<String, Value>,
+    key: &str,
+) -> impl Iterator<Item = &'a mut Map<String, Value>> {
+    m.get_mut(key)
+        .and_then(Value::as_array_mut)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_object_mut)
+}
+
+/// A downward API file or env source: SetDefaults_ObjectFieldSelector's
+/// apiVersion, and the divisor a resourceFieldRef always shows (its Go
+/// Quantity is never left out).
+fn default_downward(m: &mut Map<String, Value>) {
+    if let Some(f) = child(m, "fieldRef") {
+        if f.get("apiVersion")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
+            f.insert("apiVersion".into(), json!("v1"));
+        }
+    }
+    if let Some(r) = child(m, "resourceFieldRef") {
+        set_default(r, "divisor", json!("0"));
+    }
+}
+
+/// upstream's SetDefaults_Volume and those of the volume sources.
+fn default_volume(v: &mut Map<String, Value>) {
+    if !VOLUME_SOURCES
+        .iter()
+        .any(|s| v.get(*s).is_some_and(|x| !x.is_null()))
+    {
+        v.insert("emptyDir".into(), json!({}));
+    }
+    for source in ["secret", "configMap", "downwardAPI", "projected"] {
+        if let Some(src) = child(v, source) {
+            set_default(src, "defaultMode", json!(DEFAULT_MODE));
+        }
+    }
+    if let Some(d) = child(v, "downwardAPI") {
+        each_child(d, "items").for_each(default_downward);
+    }
+    if let Some(p) = child(v, "projected") {
+        for source in each_child(p, "sources") {
+            if let Some(d) = child(source, "downwardAPI") {
+                each_child(d, "items").for_each(default_downward);
+            }
+            if let Some(t) = child(source, "serviceAccountToken") {
+                set_default(t, "expirationSeconds", json!(3600));
+            }
+        }
+    }
+    if let Some(h) = child(v, "hostPath") {
+        set_default(h, "type", json!(""));
+    }
+    if let Some(i) = child(v, "iscsi") {
+        set_default(i, "iscsiInterface", json!("default"));
+    }
+    if let Some(r) = child(v, "rbd") {
+        set_default(r, "pool", json!("rbd"));
+        set_default(r, "user", json!("admin"));
+        set_default(r, "keyring", json!("/etc/ceph/keyring"));
+    }
+    if let Some(a) = child(v, "azureDisk") {
+        set_default(a, "cachingMode", json!("ReadWrite"));
+        set_default(a, "fsType", json!("ext4"));
+        set_default(a, "readOnly", json!(false));
+        set_default(a, "kind", json!("Shared"));
+    }
+    if let Some(s) = child(v, "scaleIO") {
+        set_default(s, "storageMode", json!("ThinProvisioned"));
+        set_default(s, "fsType", json!("xfs"));
+    }
+}
+
+/// SetDefaults_HTTPGetAction, wherever a handler may hold one.
+fn default_handler(h: &mut Map<String, Value>) {
+    if let Some(g) = child(h, "httpGet") {
+        if g.get("path")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
+            g.insert("path".into(), json!("/"));
+        }
+        if g.get("scheme")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .is_empty()
+        {
+            g.insert("scheme".into(), json!("HTTP"));
+        }
+    }
+}
+
+/// What every kind of container gets below its own fields: probes
+/// (SetDefaults_Probe), lifecycle handlers, downward API env sources.
+fn default_container_parts(c: &mut Map<String, Value>) {
+    for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        if let Some(p) = child(c, probe) {
+            set_default(p, "timeoutSeconds", json!(1));
+            set_default(p, "periodSeconds", json!(10));
+            set_default(p, "successThreshold", json!(1));
+            set_default(p, "failureThreshold", json!(3));
+            default_handler(p);
+        }
+    }
+    if let Some(l) = child(c, "lifecycle") {
+        for hook in ["postStart", "preStop"] {
+            if let Some(h) = child(l, hook) {
+                default_handler(h);
+            }
+        }
+    }
+    for env in each_child(c, "env") {
+        if let Some(from) = child(env, "valueFrom") {
+            default_downward(from);
+        }
+    }
 }
 
 /// `--allow-privileged`: whether containers may run privileged (upstream's
