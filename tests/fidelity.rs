@@ -986,3 +986,43 @@ fn pods_get_upstreams_defaults_below_the_spec() {
         );
     });
 }
+
+#[test]
+fn server_side_apply_to_the_scale_subresource() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let deploys = format!("{}/apis/apps/v1/namespaces/default/deployments", k.url);
+        let d = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "d"}}, "template": {"metadata": {"labels": {"app": "d"}},
+                "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}});
+        let (code, _, _) = send(&c, "POST", &format!("{deploys}?fieldManager=creator"), Some(d)).await;
+        assert_eq!(code, 201);
+        let apply = |manager: &'static str, force: bool, replicas: i64| {
+            c.patch(format!("{deploys}/d/scale?fieldManager={manager}&force={force}"))
+                .header("Content-Type", "application/apply-patch+yaml")
+                .body(json!({"kind": "Scale", "apiVersion": "autoscaling/v1", "spec": {"replicas": replicas}}).to_string())
+                .send()
+        };
+        // The creator owns spec.replicas: taking it needs force.
+        let r = apply("scaler", false, 3).await.expect("apply");
+        assert_eq!(r.status().as_u16(), 409);
+        let r = apply("scaler", true, 3).await.expect("apply");
+        assert_eq!(r.status().as_u16(), 200);
+        let scale: Value = r.json().await.expect("json");
+        assert_eq!(scale["kind"], "Scale");
+        assert_eq!(scale["spec"]["replicas"], 3);
+        let (_, d, _) = send(&c, "GET", &format!("{deploys}/d"), None).await;
+        assert_eq!(d["spec"]["replicas"], 3);
+        let entry = d["metadata"]["managedFields"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["manager"] == "scaler")
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(entry["operation"], "Apply", "{d}");
+        assert_eq!(entry["subresource"], "scale", "{d}");
+        assert_eq!(entry["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}), "{d}");
+    });
+}

@@ -84,6 +84,9 @@ pub async fn write(
     change: Change,
     opts: &WriteOptions,
 ) -> Result<Value, ApiError> {
+    if let Change::Patch(PatchType::Apply, given) = &change {
+        return apply(registry, namespace, name, given, opts).await;
+    }
     let current = registry.get_object(namespace, name, None).await?;
     let cur: Value = serde_json::from_slice(&current).unwrap_or(json!({}));
     let mut scale = to_scale(&registry.resource, &cur);
@@ -133,4 +136,54 @@ pub async fn write(
         .await?;
     let v: Value = serde_json::from_slice(&written.object).unwrap_or(json!({}));
     Ok(to_scale(&registry.resource, &v))
+}
+
+/// Server-side apply of a Scale: the applier owns the object's replicas
+/// (recorded with subresource `scale`), with the conflicts and `force` of
+/// any apply; upstream converts the Scale's managed fields to the
+/// object's the same way.
+async fn apply(
+    registry: &Registry,
+    namespace: &str,
+    name: &str,
+    given: &Value,
+    opts: &WriteOptions,
+) -> Result<Value, ApiError> {
+    let r = &registry.resource;
+    let mut config =
+        json!({"apiVersion": r.api_version(), "kind": r.kind, "metadata": {"name": name}});
+    if r.namespaced {
+        config["metadata"]["namespace"] = json!(namespace);
+    }
+    if let Some(replicas) = given["spec"].get("replicas") {
+        if replicas.as_i64().is_some_and(|n| n < 0) {
+            let cause = crate::api::validation::FieldError::invalid(
+                "spec.replicas",
+                replicas.clone(),
+                "must be greater than or equal to 0",
+            )
+            .to_cause();
+            return Err(ApiError::invalid("autoscaling", "Scale", name, vec![cause]));
+        }
+        let path = r
+            .custom
+            .as_ref()
+            .and_then(|c| c.scale.as_ref())
+            .map_or(".spec.replicas".to_string(), |s| {
+                s.spec_replicas_path.clone()
+            });
+        crate::api::jsonpath::set(&mut config, &path, replicas.clone());
+    }
+    let written = registry
+        .patch(
+            namespace,
+            name,
+            PatchType::Apply,
+            &serde_json::to_vec(&config).unwrap_or_default(),
+            Some("scale"),
+            opts,
+        )
+        .await?;
+    let v: Value = serde_json::from_slice(&written.object).unwrap_or(json!({}));
+    Ok(to_scale(r, &v))
 }
