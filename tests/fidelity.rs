@@ -1026,3 +1026,30 @@ fn server_side_apply_to_the_scale_subresource() {
         assert_eq!(entry["fieldsV1"], json!({"f:spec": {"f:replicas": {}}}), "{d}");
     });
 }
+
+#[test]
+fn server_side_apply_of_a_field_the_kind_does_not_have_fails_whatever_the_validation() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let cms = format!("{}/api/v1/namespaces/default/configmaps", k.url);
+        for validation in ["Ignore", "Warn", "Strict"] {
+            let r = c
+                .patch(format!("{cms}/applied?fieldManager=m&fieldValidation={validation}"))
+                .header("Content-Type", "application/apply-patch+yaml")
+                .body(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied", "namespace": "default"}, "data": {"a": "b"}, "bogus": 1}).to_string())
+                .send()
+                .await
+                .expect("apply");
+            assert_eq!(r.status().as_u16(), 400, "{validation}");
+            let s: Value = r.json().await.expect("json");
+            assert_eq!(
+                s["message"],
+                "failed to create typed patch object (default/applied; /v1, Kind=ConfigMap): .bogus: field not declared in schema",
+                "{validation}"
+            );
+        }
+        let (code, _, _) = send(&c, "GET", &format!("{cms}/applied"), None).await;
+        assert_eq!(code, 404);
+    });
+}

@@ -14,7 +14,7 @@ use crate::registry::{conversion, meta, FieldValidation, WriteOptions};
 use crate::trace;
 
 /// Paths of fields in `input` that the typed object did not keep.
-fn unknown_fields(input: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
+pub(super) fn unknown_fields(input: &Value, typed: &Value, path: &str, out: &mut Vec<String>) {
     match (input, typed) {
         (Value::Object(a), Value::Object(b)) => {
             for (k, v) in a {
