@@ -1053,3 +1053,28 @@ fn server_side_apply_of_a_field_the_kind_does_not_have_fails_whatever_the_valida
         assert_eq!(code, 404);
     });
 }
+
+#[test]
+fn fields_go_always_writes_are_there_however_little_was_sent() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let (code, node, _) = send(&c, "POST", &format!("{}/api/v1/nodes", k.url),
+            Some(json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}}))).await;
+        assert_eq!(code, 201, "{node}");
+        assert_eq!(node["status"]["daemonEndpoints"], json!({"kubeletEndpoint": {"Port": 0}}));
+        assert_eq!(node["status"]["nodeInfo"]["machineID"], "");
+        assert_eq!(node["status"]["nodeInfo"].as_object().map(|m| m.len()), Some(10));
+        let (code, role, _) = send(&c, "POST", &format!("{}/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles", k.url),
+            Some(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"}}))).await;
+        assert_eq!(code, 201, "{role}");
+        assert!(role.as_object().is_some_and(|m| m.get("rules") == Some(&Value::Null)), "{role}");
+        let (code, ev, _) = send(&c, "POST", &format!("{}/api/v1/namespaces/default/events", k.url),
+            Some(json!({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "e"}, "involvedObject": {"kind": "Pod", "name": "p", "namespace": "default"}}))).await;
+        assert_eq!(code, 201, "{ev}");
+        for (field, zero) in [("source", json!({})), ("firstTimestamp", Value::Null), ("lastTimestamp", Value::Null),
+            ("eventTime", Value::Null), ("reportingComponent", json!("")), ("reportingInstance", json!(""))] {
+            assert_eq!(ev.get(field), Some(&zero), "{field}: {ev}");
+        }
+    });
+}

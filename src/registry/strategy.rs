@@ -297,6 +297,24 @@ pub fn set_default(obj: &mut serde_json::Map<String, Value>, key: &str, value: V
     }
 }
 
+/// Fields Go's encoder always writes (non-pointer structs, fields without
+/// `omitempty`, times without `omitzero`) but k8s-openapi's Options leave
+/// out: `zero`'s keys, deep, where `obj` has none.
+pub fn fill_go_zero(obj: &mut serde_json::Map<String, Value>, zero: &Value) {
+    let Some(zero) = zero.as_object() else {
+        return;
+    };
+    for (k, z) in zero {
+        match obj.get_mut(k) {
+            None => {
+                obj.insert(k.clone(), z.clone());
+            }
+            Some(Value::Object(inner)) if z.is_object() => fill_go_zero(inner, z),
+            Some(_) => {}
+        }
+    }
+}
+
 pub fn name_column() -> Column {
     Column {
         name: "Name",

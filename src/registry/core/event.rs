@@ -150,6 +150,18 @@ impl Strategy for EventStrategy {
         NameRule::PathSegment
     }
 
+    /// What Go writes of an Event however little was sent: its struct
+    /// fields, null times, and the reporting strings.
+    fn default(&self, obj: &mut Value) {
+        if let Some(m) = obj.as_object_mut() {
+            crate::registry::strategy::fill_go_zero(
+                m,
+                &json!({"involvedObject": {}, "source": {}, "firstTimestamp": null, "lastTimestamp": null,
+                    "eventTime": null, "reportingComponent": "", "reportingInstance": ""}),
+            );
+        }
+    }
+
     fn validate(&self, obj: &Value) -> Vec<FieldError> {
         validate_event(obj)
     }

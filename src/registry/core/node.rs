@@ -171,6 +171,17 @@ impl Strategy for NodeStrategy {
     }
 
     fn default(&self, obj: &mut Value) {
+        // NodeStatus's daemonEndpoints and nodeInfo are Go structs, always
+        // written (kubelets and clients compare whole nodes).
+        if let (Some(m), Some(zero)) = (
+            obj.as_object_mut(),
+            crate::api::protobuf::zero_status("v1", "Node"),
+        ) {
+            let status = m.entry("status").or_insert_with(|| json!({}));
+            if let Some(status) = status.as_object_mut() {
+                crate::registry::strategy::fill_go_zero(status, &zero);
+            }
+        }
         if let Some(status) = obj_mut(obj, "status") {
             if status.get("allocatable").is_none_or(Value::is_null) {
                 if let Some(cap) = status.get("capacity").filter(|c| c.is_object()).cloned() {

@@ -11,6 +11,13 @@ use crate::registry::validation::FieldError;
 pub struct ClusterRoleStrategy;
 
 impl Strategy for ClusterRoleStrategy {
+    /// `rules` has no omitempty: Go writes `null` for a role without any.
+    fn default(&self, obj: &mut serde_json::Value) {
+        if let Some(m) = obj.as_object_mut() {
+            m.entry("rules").or_insert(serde_json::Value::Null);
+        }
+    }
+
     fn name_rule(&self) -> NameRule {
         NameRule::PathSegment
     }
