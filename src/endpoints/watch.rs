@@ -154,19 +154,20 @@ impl ResourceHandler {
         }
         // As upstream: 0 or absent means the default; a negative timeout has
         // already passed, so the watch ends at once.
+        // The default is spread over [min, 2*min) to the nanosecond, as
+        // upstream's Duration (whole seconds would bunch watches together).
         let timeout = match q.get("timeoutSeconds").map(parse_int_param).transpose()? {
-            None | Some(0) => {
-                let base = self.min_request_timeout.as_secs_f64();
-                (base * (1.0 + rand::random::<f64>())) as u64
-            }
-            Some(t) if t < 0 => 0,
-            Some(t) => t as u64,
+            None | Some(0) => self
+                .min_request_timeout
+                .mul_f64(1.0 + rand::random::<f64>()),
+            Some(t) if t < 0 => Duration::ZERO,
+            Some(t) => Duration::from_secs(t as u64),
         };
         // A timeout past what the clock can hold (a client may send
         // i64::MAX) is as good as never.
         let now = tokio::time::Instant::now();
         let deadline = now
-            .checked_add(Duration::from_secs(timeout))
+            .checked_add(timeout)
             .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 86_400));
         let rx = registry
             .watch(
@@ -202,6 +203,16 @@ impl ResourceHandler {
             )
         })
         .flatten();
+        // Bookmarks go through the transform as every object does: a
+        // metadata-only watch gets PartialObjectMetadata ones, which its
+        // client can decode.
+        let (bookmark_kind, bookmark_version) = match output.transform {
+            Transform::PartialObjectMetadata => (
+                "PartialObjectMetadata".to_string(),
+                "meta.k8s.io/v1".to_string(),
+            ),
+            _ => (r.kind.clone(), r.api_version()),
+        };
         let bookmark = move |rv: i64, initial_end: bool| -> Bytes {
             // No `creationTimestamp: null` since v1.34 (omitzero).
             let mut meta = json!({"resourceVersion": rv.to_string()});
@@ -209,7 +220,7 @@ impl ResourceHandler {
                 meta["annotations"] = json!({"k8s.io/initial-events-end": "true"});
             }
             Bytes::from(crate::api::go_json::to_vec(
-                &json!({"kind": r.kind, "apiVersion": r.api_version(), "metadata": meta}),
+                &json!({"kind": bookmark_kind, "apiVersion": bookmark_version, "metadata": meta}),
             ))
         };
         // The response body is the watch itself, polled by the HTTP
