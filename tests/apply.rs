@@ -1660,3 +1660,47 @@ fn custom_resource_strategic_patch_status_body_is_upstreams() {
         );
     });
 }
+
+/// kubectl moving an object from client-side to server-side apply: the
+/// fields its last-applied-configuration still describes go over without
+/// --force-conflicts (upstream's lastAppliedManager); one another writer
+/// changed since is a conflict.
+#[test]
+fn kubectl_upgrades_client_side_apply_to_server_side_without_conflicts() {
+    let k = Kapi::start(&[]);
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("cm.yaml");
+    let write = |value: &str| {
+        std::fs::write(
+            &file,
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: csa\n  namespace: default\n  labels: {{app: a}}\ndata:\n  a: \"{value}\"\n"),
+        )
+        .expect("write")
+    };
+    let path = file.to_string_lossy().into_owned();
+    write("1");
+    let (ok, _, err) = common::run(k.kubectl().args(["apply", "-f", &path]));
+    assert!(ok, "{err}");
+    write("2");
+    let (ok, out, err) = common::run(k.kubectl().args(["apply", "--server-side", "-f", &path]));
+    assert!(ok, "{out}{err}");
+    let (_, got, _) =
+        common::run(
+            k.kubectl()
+                .args(["get", "cm", "csa", "-o", "jsonpath={.data.a}"]),
+        );
+    assert_eq!(got, "2");
+    // Another writer changes a field the applier last applied: a conflict.
+    let (ok, _, err) = common::run(k.kubectl().args([
+        "patch",
+        "cm",
+        "csa",
+        "--type=merge",
+        "-p",
+        r#"{"metadata":{"labels":{"app":"b"}}}"#,
+    ]));
+    assert!(ok, "{err}");
+    let (ok, _, err) = common::run(k.kubectl().args(["apply", "--server-side", "-f", &path]));
+    assert!(!ok, "applied over another writer's change");
+    assert!(err.contains("conflict"), "{err}");
+}

@@ -1078,3 +1078,40 @@ fn fields_go_always_writes_are_there_however_little_was_sent() {
         }
     });
 }
+
+#[test]
+fn namespaces_and_crds_are_marked_for_deletion_as_their_own_deletes_mark_them() {
+    let k = Kapi::start(&["--controllers=*,-namespace"]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let (code, _, _) = send(&c, "POST", &format!("{}/api/v1/namespaces", k.url),
+            Some(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "going"}}))).await;
+        assert_eq!(code, 201);
+        let (code, ns, _) = send(&c, "DELETE", &format!("{}/api/v1/namespaces/going", k.url), None).await;
+        assert_eq!(code, 200, "{ns}");
+        assert!(ns["metadata"]["deletionTimestamp"].is_string(), "{ns}");
+        assert!(ns["metadata"].get("deletionGracePeriodSeconds").is_none(), "{ns}");
+        assert_eq!(ns["status"]["phase"], "Terminating");
+
+        let crds = format!("{}/apis/apiextensions.k8s.io/v1/customresourcedefinitions", k.url);
+        let crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "things.example.com"},
+            "spec": {"group": "example.com", "scope": "Namespaced", "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+                "versions": [{"name": "v1", "served": true, "storage": true, "schema": {"openAPIV3Schema": {"type": "object"}}}]}});
+        let (code, created, _) = send(&c, "POST", &crds, Some(crd)).await;
+        assert_eq!(code, 201);
+        let (code, marked, _) = send(&c, "DELETE", &format!("{crds}/things.example.com"), None).await;
+        assert_eq!(code, 200, "{marked}");
+        assert!(marked["metadata"].get("deletionGracePeriodSeconds").is_none(), "{marked}");
+        assert_eq!(marked["metadata"]["generation"], created["metadata"]["generation"]);
+        let terminating = marked["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == "Terminating")
+            .cloned()
+            .unwrap_or_default();
+        assert_eq!(terminating["status"], "True", "{marked}");
+        assert_eq!(terminating["reason"], "InstanceDeletionPending", "{marked}");
+    });
+}

@@ -302,6 +302,26 @@ impl Strategy for CrdStrategy {
                 a.push(json!(CLEANUP_FINALIZER));
             }
         }
+        // The same update says why the CRD stays (upstream's REST.Delete).
+        if let Some(m) = obj.as_object_mut() {
+            let status = m.entry("status").or_insert_with(|| json!({}));
+            if let Some(status) = status.as_object_mut() {
+                let conds = status.entry("conditions").or_insert_with(|| json!([]));
+                if !conds.is_array() {
+                    *conds = json!([]);
+                }
+                if let Some(list) = conds.as_array_mut() {
+                    list.retain(|c| c["type"] != "Terminating");
+                    list.push(json!({
+                        "type": "Terminating",
+                        "status": "True",
+                        "lastTransitionTime": crate::registry::graceful::now_rfc3339(),
+                        "reason": "InstanceDeletionPending",
+                        "message": "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+                    }));
+                }
+            }
+        }
         true
     }
 }

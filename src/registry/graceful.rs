@@ -139,6 +139,11 @@ pub fn delete_during_update(new: &Value, old: &Value) -> bool {
             .is_none_or(|g| g == 0)
 }
 
+/// Now, as a deletion timestamp is written.
+pub fn now_rfc3339() -> String {
+    rfc3339(Utc::now())
+}
+
 fn rfc3339(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }

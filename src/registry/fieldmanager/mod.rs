@@ -26,6 +26,7 @@
 //! | `IgnoreManagedFieldsTimestampsTransformer` | [`ignore_timestamp_only_changes`] |
 
 mod fieldset;
+mod last_applied;
 pub mod managed;
 mod schema;
 mod typed;
@@ -36,6 +37,7 @@ use std::fmt;
 use serde_json::{json, Map, Value};
 
 pub use fieldset::{FieldSet, Path, PathElement};
+use last_applied::{allowed_from_last_applied, has_last_applied, set_last_applied};
 pub use managed::{entries_of, ManagedFieldsEntry, Operation};
 use managed::{Managed, ManagerId, VersionedSet};
 pub use schema::Schema;
@@ -644,6 +646,36 @@ pub fn apply_in(
         .map(|(m, vs)| (m.clone(), vs.set.intersection(&changed)))
         .filter(|(_, c)| !c.is_empty())
         .collect();
+    // Upstream's lastAppliedManager: kubectl moving an object from
+    // client-side to server-side apply takes, without force, the fields
+    // its last-applied-configuration still describes as they are.
+    if !force && !conflicts.is_empty() && manager == "kubectl" {
+        if let Some(allowed) = live.and_then(|l| allowed_from_last_applied(l, &live_obj, ty)) {
+            for (_, c) in conflicts.iter_mut() {
+                *c = c.difference(&allowed);
+            }
+            if conflicts.iter().all(|(_, c)| c.is_empty()) {
+                conflicts = managed
+                    .fields
+                    .iter()
+                    .filter(|(m, _)| **m != id)
+                    .map(|(m, vs)| (m.clone(), vs.set.intersection(&changed)))
+                    .filter(|(_, c)| !c.is_empty())
+                    .collect();
+                return finish_apply(
+                    scope,
+                    managed,
+                    conflicts,
+                    cmp.removed,
+                    id,
+                    merged,
+                    applied,
+                    manager,
+                );
+            }
+            conflicts.retain(|(_, c)| !c.is_empty());
+        }
+    }
     if !force && !conflicts.is_empty() {
         conflicts.sort_by_key(|(m, _)| m.identifier());
         let list = conflicts
@@ -660,15 +692,42 @@ pub fn apply_in(
             .collect();
         return Err(ApplyError::Conflicts(Conflicts(list)));
     }
+    finish_apply(
+        scope,
+        managed,
+        conflicts,
+        cmp.removed,
+        id,
+        merged,
+        applied,
+        manager,
+    )
+}
+
+/// What an apply that may go ahead does: the applier takes the fields in
+/// `conflicts` from their managers, removed fields leave every manager,
+/// and the object carries the new managed fields.
+#[allow(clippy::too_many_arguments)]
+fn finish_apply(
+    scope: &Scope,
+    mut managed: Managed,
+    conflicts: Vec<(ManagerId, FieldSet)>,
+    removed: FieldSet,
+    id: ManagerId,
+    merged: Value,
+    applied: &Value,
+    manager: &str,
+) -> Result<Value, ApplyError> {
+    let cmp_removed = removed;
     for (m, c) in &conflicts {
         if let Some(vs) = managed.fields.get_mut(m) {
             vs.set = vs.set.difference(c);
         }
     }
-    if !cmp.removed.is_empty() {
+    if !cmp_removed.is_empty() {
         for (m, vs) in managed.fields.iter_mut() {
             if *m != id {
-                vs.set = vs.set.difference(&cmp.removed);
+                vs.set = vs.set.difference(&cmp_removed);
             }
         }
     }
@@ -735,33 +794,6 @@ fn strip_applied_nulls(obj: &mut Value, applied: &Value) {
         } else if let Some(ov) = o.get_mut(k) {
             strip_applied_nulls(ov, av);
         }
-    }
-}
-
-fn has_last_applied(obj: &Value) -> bool {
-    obj.get("metadata")
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(LAST_APPLIED_ANNOTATION))
-        .and_then(Value::as_str)
-        .is_some_and(|s| !s.is_empty())
-}
-
-/// Upstream's `lastAppliedUpdater`: the annotation becomes the applied
-/// configuration (without the annotation), as JSON with a newline.
-fn set_last_applied(obj: &mut Value, applied: &Value) {
-    let mut config = applied.clone();
-    if let Some(Value::Object(ann)) = config
-        .get_mut("metadata")
-        .and_then(|m| m.get_mut("annotations"))
-    {
-        ann.remove(LAST_APPLIED_ANNOTATION);
-    }
-    let text = format!("{}\n", fieldset::go_json(&config));
-    if let Some(Value::Object(ann)) = obj
-        .get_mut("metadata")
-        .and_then(|m| m.get_mut("annotations"))
-    {
-        ann.insert(LAST_APPLIED_ANNOTATION.into(), Value::String(text));
     }
 }
 

@@ -214,6 +214,19 @@ impl Registry {
                     DeleteMark::GraceOver
                 }
             }
+            // Namespaces and CRDs deleting their contents first have a
+            // Delete of their own upstream, which only sets the deletion
+            // timestamp (no grace period, no generation bump).
+            _ if deferred => {
+                let m = meta::meta_mut(v);
+                if m.get("deletionTimestamp").is_none_or(Value::is_null) {
+                    m.insert(
+                        "deletionTimestamp".into(),
+                        Value::String(graceful::now_rfc3339()),
+                    );
+                }
+                DeleteMark::Kept
+            }
             _ if kept => {
                 graceful::mark_as_deleting(v);
                 DeleteMark::Kept
