@@ -268,3 +268,29 @@ fn a_watch_from_a_revision_still_to_come_starts_at_once_and_sends_what_follows_i
         });
     }
 }
+
+/// A metadata-only watch's bookmarks are PartialObjectMetadata, as every
+/// object it gets: client-go decodes them by that kind.
+#[test]
+fn metadata_only_watches_get_partial_object_metadata_bookmarks() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let resp = c
+            .get(format!("{}/api/v1/namespaces/default/configmaps?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=10", k.url))
+            .header("Accept", "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1")
+            .send()
+            .await
+            .expect("watch");
+        assert_eq!(resp.status(), 200);
+        let mut w = WatchLines::new(resp);
+        loop {
+            let ev = next_event(&mut w).await;
+            assert_eq!(ev["object"]["kind"], "PartialObjectMetadata", "{ev}");
+            assert_eq!(ev["object"]["apiVersion"], "meta.k8s.io/v1", "{ev}");
+            if ev["type"] == "BOOKMARK" {
+                break;
+            }
+        }
+    });
+}
