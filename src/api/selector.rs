@@ -93,26 +93,6 @@ pub struct LabelSelector {
     reqs: Vec<Requirement>,
 }
 
-/// Splits on commas that are not inside parentheses.
-fn split_top_level(s: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut depth = 0i32;
-    let mut start = 0;
-    for (i, c) in s.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ',' if depth == 0 => {
-                out.push(&s[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    out.push(&s[start..]);
-    out
-}
-
 fn valid_key(key: &str) -> bool {
     let (prefix, name) = match key.rsplit_once('/') {
         Some((p, n)) => (Some(p), n),
@@ -152,101 +132,280 @@ fn valid_value(v: &str) -> bool {
             && v.chars().last().is_some_and(|c| c.is_ascii_alphanumeric()))
 }
 
-fn parse_set(s: &str) -> Result<Vec<String>, String> {
-    let inner = s
-        .trim()
-        .strip_prefix('(')
-        .and_then(|r| r.strip_suffix(')'))
-        .ok_or_else(|| format!("found '{s}', expected: '('"))?;
-    let vals: Vec<String> = inner.split(',').map(|v| v.trim().to_string()).collect();
-    for v in &vals {
-        if !valid_value(v) {
-            return Err(format!("invalid label value: {v:?}"));
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tok {
+    Ident,
+    In,
+    NotIn,
+    Not,
+    NotEquals,
+    Equals,
+    DoubleEquals,
+    Gt,
+    Lt,
+    Open,
+    Close,
+    Comma,
+    Unknown,
+    End,
+}
+
+/// upstream's Lexer: symbols are taken longest first; anything else up to
+/// whitespace or a symbol is an identifier (or `in`/`notin`).
+fn lex(input: &str) -> Vec<(Tok, String)> {
+    let special = |c: char| matches!(c, '=' | '!' | '(' | ')' | ',' | '>' | '<');
+    let mut out = Vec::new();
+    let mut rest = input;
+    loop {
+        rest = rest.trim_start_matches([' ', '\t', '\r', '\n']);
+        let Some(c) = rest.chars().next() else {
+            out.push((Tok::End, String::new()));
+            return out;
+        };
+        if special(c) {
+            let symbols = [
+                ("!=", Tok::NotEquals),
+                ("==", Tok::DoubleEquals),
+                ("!", Tok::Not),
+                ("=", Tok::Equals),
+                ("(", Tok::Open),
+                (")", Tok::Close),
+                (",", Tok::Comma),
+                (">", Tok::Gt),
+                ("<", Tok::Lt),
+            ];
+            let (sym, tok) = symbols
+                .iter()
+                .find(|(sym, _)| rest.starts_with(sym))
+                .copied()
+                .unwrap_or(("", Tok::Unknown));
+            let sym = if sym.is_empty() {
+                &rest[..c.len_utf8()]
+            } else {
+                sym
+            };
+            out.push((tok, sym.to_string()));
+            rest = &rest[sym.len()..];
+            continue;
+        }
+        let end = rest
+            .find(|c: char| c.is_whitespace() || special(c))
+            .unwrap_or(rest.len());
+        let word = &rest[..end];
+        let tok = match word {
+            "in" => Tok::In,
+            "notin" => Tok::NotIn,
+            _ => Tok::Ident,
+        };
+        out.push((tok, word.to_string()));
+        rest = &rest[end..];
+    }
+}
+
+struct Parser {
+    tokens: Vec<(Tok, String)>,
+    pos: usize,
+}
+
+impl Parser {
+    /// The next token; where values are read, `in` and `notin` are
+    /// identifiers like any word.
+    fn peek(&self, values: bool) -> (Tok, String) {
+        let (tok, lit) = self
+            .tokens
+            .get(self.pos)
+            .cloned()
+            .unwrap_or((Tok::End, String::new()));
+        match tok {
+            Tok::In | Tok::NotIn if values => (Tok::Ident, lit),
+            _ => (tok, lit),
         }
     }
-    Ok(vals)
+
+    fn next(&mut self, values: bool) -> (Tok, String) {
+        let t = self.peek(values);
+        self.pos = (self.pos + 1).min(self.tokens.len());
+        t
+    }
+
+    fn requirement(&mut self) -> Result<Requirement, String> {
+        let (mut tok, mut lit) = self.next(true);
+        let not = tok == Tok::Not;
+        if not {
+            (tok, lit) = self.next(true);
+        }
+        if tok != Tok::Ident {
+            return Err(format!("found '{lit}', expected: identifier"));
+        }
+        if !valid_key(&lit) {
+            return Err(format!("invalid label key {lit:?}"));
+        }
+        let key = lit;
+        // `!key` is whole; what follows it is the selector's to judge.
+        if not {
+            return Ok(Requirement {
+                key,
+                op: Op::NotExists,
+            });
+        }
+        if matches!(self.peek(true).0, Tok::End | Tok::Comma) {
+            return Ok(Requirement {
+                key,
+                op: Op::Exists,
+            });
+        }
+        let (op, lit) = self.next(false);
+        let op = match op {
+            Tok::In | Tok::NotIn => {
+                let values = self.values()?;
+                for v in &values {
+                    if !valid_value(v) {
+                        return Err(format!("invalid label value: {v:?}"));
+                    }
+                }
+                if op == Tok::In {
+                    Op::In(values)
+                } else {
+                    Op::NotIn(values)
+                }
+            }
+            Tok::Equals | Tok::DoubleEquals | Tok::NotEquals | Tok::Gt | Tok::Lt => {
+                let value = self.exact_value()?;
+                match op {
+                    Tok::Gt | Tok::Lt => {
+                        let n: i64 = value.parse().map_err(|_| {
+                            "for 'Gt', 'Lt' operators, the value must be an integer".to_string()
+                        })?;
+                        if op == Tok::Gt {
+                            Op::Gt(n)
+                        } else {
+                            Op::Lt(n)
+                        }
+                    }
+                    _ => {
+                        if !valid_value(&value) {
+                            return Err(format!("invalid label value: {value:?}"));
+                        }
+                        if op == Tok::NotEquals {
+                            Op::NotEquals(value)
+                        } else {
+                            Op::Equals(value)
+                        }
+                    }
+                }
+            }
+            _ => {
+                return Err(format!(
+                    "found '{lit}', expected: in, notin, =, ==, !=, gt, lt"
+                ))
+            }
+        };
+        Ok(Requirement { key, op })
+    }
+
+    fn values(&mut self) -> Result<Vec<String>, String> {
+        let (tok, lit) = self.next(true);
+        if tok != Tok::Open {
+            return Err(format!("found '{lit}' expected: '('"));
+        }
+        match self.peek(true) {
+            (Tok::Ident | Tok::Comma, _) => {
+                let list = self.identifiers()?;
+                let (tok, lit) = self.next(true);
+                if tok != Tok::Close {
+                    return Err(format!("found '{lit}', expected: ')'"));
+                }
+                Ok(list)
+            }
+            (Tok::Close, _) => {
+                self.next(true);
+                Ok(vec![String::new()])
+            }
+            (_, lit) => Err(format!("found '{lit}', expected: ',', ')' or identifier")),
+        }
+    }
+
+    fn identifiers(&mut self) -> Result<Vec<String>, String> {
+        let mut list: Vec<String> = Vec::new();
+        loop {
+            match self.next(true) {
+                (Tok::Ident, lit) => {
+                    list.push(lit);
+                    match self.peek(true) {
+                        (Tok::Comma, _) => continue,
+                        (Tok::Close, _) => return Ok(list),
+                        (_, lit) => return Err(format!("found '{lit}', expected: ',' or ')'")),
+                    }
+                }
+                (Tok::Comma, _) => {
+                    if list.is_empty() {
+                        list.push(String::new());
+                    }
+                    match self.peek(true).0 {
+                        Tok::Close => {
+                            list.push(String::new());
+                            return Ok(list);
+                        }
+                        Tok::Comma => {
+                            self.next(true);
+                            list.push(String::new());
+                        }
+                        _ => {}
+                    }
+                }
+                (_, lit) => return Err(format!("found '{lit}', expected: ',', or identifier")),
+            }
+        }
+    }
+
+    fn exact_value(&mut self) -> Result<String, String> {
+        if matches!(self.peek(true).0, Tok::End | Tok::Comma) {
+            return Ok(String::new());
+        }
+        match self.next(true) {
+            (Tok::Ident, lit) => Ok(lit),
+            (_, lit) => Err(format!("found '{lit}', expected: identifier")),
+        }
+    }
 }
 
 impl LabelSelector {
+    /// upstream's `labels.Parse`: its lexer (whitespace and the symbols
+    /// `! != ( ) , = == > <` end identifiers, so `a in(x)` reads as
+    /// `a in (x)`), its grammar and its error messages.
     pub fn parse(input: &str) -> Result<LabelSelector, String> {
+        let tokens = lex(input);
+        let mut p = Parser { tokens, pos: 0 };
         let mut reqs = Vec::new();
-        let s = input.trim();
-        if s.is_empty() {
-            return Ok(LabelSelector::default());
-        }
-        for part in split_top_level(s) {
-            let part = part.trim();
-            if part.is_empty() {
-                return Err(format!(
-                    "unable to parse requirement: found '', expected: identifier in {input:?}"
-                ));
-            }
-            let req = if let Some(key) = part.strip_prefix('!') {
-                Requirement {
-                    key: key.trim().to_string(),
-                    op: Op::NotExists,
+        loop {
+            match p.peek(true) {
+                (Tok::Ident, _) | (Tok::Not, _) => {
+                    let req = p
+                        .requirement()
+                        .map_err(|e| format!("unable to parse requirement: {e}"))?;
+                    reqs.push(req);
+                    match p.next(true) {
+                        (Tok::End, _) => break,
+                        (Tok::Comma, _) => match p.peek(true) {
+                            (Tok::Ident, _) | (Tok::Not, _) => {}
+                            (_, lit) => {
+                                return Err(format!(
+                                    "found '{lit}', expected: identifier after ','"
+                                ))
+                            }
+                        },
+                        (_, lit) => {
+                            return Err(format!("found '{lit}', expected: ',' or 'end of string'"))
+                        }
+                    }
                 }
-            } else if let Some((k, v)) = part.split_once("!=") {
-                Requirement {
-                    key: k.trim().to_string(),
-                    op: Op::NotEquals(v.trim().to_string()),
-                }
-            } else if let Some((k, v)) = part.split_once("==") {
-                Requirement {
-                    key: k.trim().to_string(),
-                    op: Op::Equals(v.trim().to_string()),
-                }
-            } else if let Some((k, v)) = part.split_once('=') {
-                Requirement {
-                    key: k.trim().to_string(),
-                    op: Op::Equals(v.trim().to_string()),
-                }
-            } else if let Some((k, v)) = part.split_once(" notin ") {
-                Requirement {
-                    key: k.trim().to_string(),
-                    op: Op::NotIn(parse_set(v)?),
-                }
-            } else if let Some((k, v)) = part.split_once(" in ") {
-                Requirement {
-                    key: k.trim().to_string(),
-                    op: Op::In(parse_set(v)?),
-                }
-            } else if let Some((k, v)) = part.split_once('>') {
-                let n = v.trim().parse().map_err(|_| {
-                    format!("for 'gt', 'lt' operators, the value must be an integer: {part:?}")
-                })?;
-                Requirement {
-                    key: k.trim().to_string(),
-                    op: Op::Gt(n),
-                }
-            } else if let Some((k, v)) = part.split_once('<') {
-                let n = v.trim().parse().map_err(|_| {
-                    format!("for 'gt', 'lt' operators, the value must be an integer: {part:?}")
-                })?;
-                Requirement {
-                    key: k.trim().to_string(),
-                    op: Op::Lt(n),
-                }
-            } else {
-                Requirement {
-                    key: part.to_string(),
-                    op: Op::Exists,
-                }
-            };
-            if !valid_key(&req.key) {
-                return Err(format!(
-                    "unable to parse requirement: invalid label key {:?}",
-                    req.key
-                ));
-            }
-            if let Op::Equals(v) | Op::NotEquals(v) = &req.op {
-                if !valid_value(v) {
+                (Tok::End, _) => break,
+                (_, lit) => {
                     return Err(format!(
-                        "unable to parse requirement: invalid label value: {v:?}"
-                    ));
+                        "found '{lit}', expected: !, identifier, or 'end of string'"
+                    ))
                 }
             }
-            reqs.push(req);
         }
         Ok(LabelSelector { reqs })
     }
@@ -466,9 +625,40 @@ mod tests {
                 "{sel}"
             );
         }
-        assert!(LabelSelector::parse("a=b,").is_err());
         assert!(LabelSelector::parse("-bad=x").is_err());
-        assert!(LabelSelector::parse("a in x").is_err());
+        assert!(LabelSelector::parse("a in(web)")
+            .expect("in(")
+            .matches(&labels(&[("a", "web")])));
+        assert!(LabelSelector::parse("a notin(web)")
+            .expect("notin(")
+            .matches(&l));
+        for (sel, why) in [
+            ("a=b,", "found '', expected: identifier after ','"),
+            (
+                "a in x",
+                "unable to parse requirement: found 'x' expected: '('",
+            ),
+            (
+                "a in (",
+                "unable to parse requirement: found '', expected: ',', ')' or identifier",
+            ),
+            (
+                "a in (x y)",
+                "unable to parse requirement: found 'y', expected: ',' or ')'",
+            ),
+            ("a=x=y", "found '=', expected: ',' or 'end of string'"),
+            (
+                "a b",
+                "unable to parse requirement: found 'b', expected: in, notin, =, ==, !=, gt, lt",
+            ),
+            ("!a=b", "found '=', expected: ',' or 'end of string'"),
+        ] {
+            assert_eq!(
+                LabelSelector::parse(sel).err().as_deref(),
+                Some(why),
+                "{sel}"
+            );
+        }
     }
 
     #[test]
