@@ -1115,3 +1115,44 @@ fn namespaces_and_crds_are_marked_for_deletion_as_their_own_deletes_mark_them() 
         assert_eq!(terminating["reason"], "InstanceDeletionPending", "{marked}");
     });
 }
+
+#[test]
+fn the_service_account_issuer_is_discoverable_and_its_keys_verify_its_tokens() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let r = c.get(format!("{}/.well-known/openid-configuration", k.url)).send().await.expect("get");
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(r.headers()["cache-control"], "public, max-age=3600");
+        let conf: Value = r.json().await.expect("json");
+        assert_eq!(conf["issuer"], "https://kubernetes.default.svc.cluster.local");
+        let jwks_uri = conf["jwks_uri"].as_str().expect("jwks_uri").to_string();
+        assert!(jwks_uri.ends_with("/openid/v1/jwks"), "{jwks_uri}");
+        assert_eq!(conf["response_types_supported"], json!(["id_token"]));
+        let r = c.get(format!("{}/openid/v1/jwks", k.url)).send().await.expect("get");
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(r.headers()["content-type"], "application/jwk-set+json");
+        let jwks: Value = r.json().await.expect("json");
+        let kids: Vec<String> = jwks["keys"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|k| k["kid"].as_str().map(String::from))
+            .collect();
+        assert!(!kids.is_empty(), "{jwks}");
+        // A token's kid names a published key.
+        let (code, _, _) = send(&c, "POST", &format!("{}/api/v1/namespaces/default/serviceaccounts", k.url),
+            Some(json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "robot"}}))).await;
+        assert!(code == 201 || code == 409);
+        let (code, tr, _) = send(&c, "POST", &format!("{}/api/v1/namespaces/default/serviceaccounts/robot/token", k.url),
+            Some(json!({"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", "spec": {}}))).await;
+        assert_eq!(code, 201, "{tr}");
+        let token = tr["status"]["token"].as_str().expect("token");
+        use base64::Engine;
+        let header = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(token.split('.').next().expect("header"))
+            .expect("b64");
+        let header: Value = serde_json::from_slice(&header).expect("json");
+        assert!(kids.iter().any(|k| header["kid"] == *k), "{header} not in {kids:?}");
+    });
+}

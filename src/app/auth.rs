@@ -53,17 +53,7 @@ pub(super) fn service_account_tokens(
         Some(f) => read("service-account-signing-key-file", f)?,
         None => pki.service_account_key_pem.clone(),
     };
-    let mut verify = Vec::new();
-    for f in &cfg.service_account_key_files {
-        verify.push(read("service-account-key-file", f)?);
-    }
-    if verify.is_empty() {
-        // The signing key verifies its own tokens.
-        verify.push(match &cfg.service_account_signing_key_file {
-            Some(_) => signing.clone(),
-            None => pki.service_account_pub_pem.clone(),
-        });
-    }
+    let verify = service_account_verify_pems(cfg, pki, &signing)?;
     crate::auth::serviceaccount::TokenIssuer::new(
         &signing,
         &verify,
@@ -71,6 +61,48 @@ pub(super) fn service_account_tokens(
         cfg.api_audiences.clone(),
     )
     .map_err(|e| anyhow::anyhow!(e))
+}
+
+/// The PEM files whose keys verify ServiceAccount tokens
+/// (`--service-account-key-file`, else the signing key's own).
+pub(super) fn service_account_verify_pems(
+    cfg: &CompletedConfig,
+    pki: &Pki,
+    signing: &str,
+) -> anyhow::Result<Vec<String>> {
+    let mut verify = Vec::new();
+    for f in &cfg.service_account_key_files {
+        verify.push(
+            std::fs::read_to_string(f)
+                .with_context(|| format!("--service-account-key-file {}", f.display()))?,
+        );
+    }
+    if verify.is_empty() {
+        // The signing key verifies its own tokens.
+        verify.push(match &cfg.service_account_signing_key_file {
+            Some(_) => signing.to_string(),
+            None => pki.service_account_pub_pem.clone(),
+        });
+    }
+    Ok(verify)
+}
+
+/// The issuer discovery documents, when the issuer is an https URL.
+pub(super) fn openid_metadata(
+    cfg: &CompletedConfig,
+    pki: &Pki,
+) -> anyhow::Result<Option<crate::auth::openid_metadata::OpenIdMetadata>> {
+    let signing = match &cfg.service_account_signing_key_file {
+        Some(f) => std::fs::read_to_string(f)
+            .with_context(|| format!("--service-account-signing-key-file {}", f.display()))?,
+        None => pki.service_account_key_pem.clone(),
+    };
+    let verify = service_account_verify_pems(cfg, pki, &signing)?;
+    Ok(crate::auth::openid_metadata::OpenIdMetadata::new(
+        &cfg.service_account_issuer,
+        None,
+        &verify,
+    ))
 }
 
 /// Whom kapi trusts for client certificates: its own CA and

@@ -561,6 +561,8 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             metrics: metrics.clone(),
             root_paths: root_paths.clone(),
             profiling: cfg.profiling,
+            openid: auth::openid_metadata(&cfg, &pki)?
+                .map(|m| (Arc::new(m), server_address.clone())),
         },
     );
     let routes = servers.route_table();

@@ -11,6 +11,7 @@ pub mod authz_webhook;
 pub mod bootstrap_policy;
 pub mod bootstrap_token;
 pub mod node;
+pub mod openid_metadata;
 pub mod rbac;
 pub mod reviews;
 pub mod serviceaccount;

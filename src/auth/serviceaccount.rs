@@ -282,7 +282,7 @@ fn public_der_of(private_pem: &str) -> Option<Vec<u8>> {
         .into_iter()
         .find(|(l, _)| l.ends_with("PRIVATE KEY"))?;
     if label == "RSA PRIVATE KEY" {
-        return rsa_public_of_pkcs1(&der).ok();
+        return rsa_public_of_pkcs1(&der).ok().map(|p| spki_of_pkcs1(&p));
     }
     let public = rcgen::KeyPair::from_pem(private_pem).ok()?.public_key_pem();
     pem_blocks(&public)
@@ -326,6 +326,50 @@ pub fn verification_keys(pem: &str) -> Result<Vec<(Algorithm, DecodingKey)>, Str
         }
     }
     Ok(out)
+}
+
+/// Each key of a PEM file that verifies tokens, as PKIX
+/// (SubjectPublicKeyInfo) DER: what upstream hashes into key ids and
+/// publishes in the issuer's key set.
+pub fn public_keys_spki(pem: &str) -> Result<Vec<Vec<u8>>, String> {
+    let mut out = Vec::new();
+    for (label, der) in pem_blocks(pem)? {
+        match label.as_str() {
+            "PUBLIC KEY" => out.push(der),
+            "RSA PUBLIC KEY" => out.push(spki_of_pkcs1(&der)),
+            "CERTIFICATE" => {
+                let (_, cert) = x509_parser::parse_x509_certificate(&der)
+                    .map_err(|e| format!("CERTIFICATE: {e}"))?;
+                out.push(cert.public_key().raw.to_vec());
+            }
+            "RSA PRIVATE KEY" => out.push(spki_of_pkcs1(&rsa_public_of_pkcs1(&der)?)),
+            "PRIVATE KEY" | "EC PRIVATE KEY" => {
+                let kp = rcgen::KeyPair::from_pem(&pem_of(&label, &der))
+                    .map_err(|e| format!("{label}: {e}"))?;
+                let public = pem_blocks(&kp.public_key_pem())?;
+                out.extend(public.into_iter().map(|(_, der)| der));
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// A PKCS#1 RSAPublicKey wrapped as PKIX: the rsaEncryption algorithm and
+/// the key in a BIT STRING (Go's MarshalPKIXPublicKey).
+fn spki_of_pkcs1(pkcs1: &[u8]) -> Vec<u8> {
+    const RSA_ALGORITHM: [u8; 15] = [
+        0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00,
+    ];
+    let mut bits = vec![0x03];
+    push_len(&mut bits, pkcs1.len() + 1);
+    bits.push(0);
+    bits.extend_from_slice(pkcs1);
+    let mut out = vec![0x30];
+    push_len(&mut out, RSA_ALGORITHM.len() + bits.len());
+    out.extend_from_slice(&RSA_ALGORITHM);
+    out.extend(bits);
+    out
 }
 
 /// One DER element: (tag, contents, what follows).

@@ -56,6 +56,12 @@ pub struct Deps {
     pub root_paths: Arc<OnceLock<Vec<String>>>,
     /// `--profiling`: upstream installs `/debug/flags` with it.
     pub profiling: bool,
+    /// ServiceAccount issuer discovery, with the external address its key
+    /// set is named at.
+    pub openid: Option<(
+        Arc<crate::auth::openid_metadata::OpenIdMetadata>,
+        Arc<parking_lot::RwLock<String>>,
+    )>,
 }
 
 fn health_routes(
@@ -89,6 +95,7 @@ pub fn server(deps: Deps) -> GenericServer {
         metrics,
         root_paths,
         profiling,
+        openid,
     } = deps;
     let mut s = GenericServer::new("kube-apiserver")
         .route("/", &[Method::GET], move || {
@@ -107,9 +114,44 @@ pub fn server(deps: Deps) -> GenericServer {
     if profiling {
         s = crate::server::debug_flags::install(s);
     }
+    if let Some((metadata, address)) = openid {
+        s = openid_routes(s, metadata, address);
+    }
     s = health_routes(s, "healthz", health.healthz);
     s = health_routes(s, "livez", health.livez);
     health_routes(s, "readyz", health.readyz)
+}
+
+/// upstream's OpenIDMetadataServer: both documents cacheable for an hour.
+fn openid_routes(
+    server: GenericServer,
+    metadata: Arc<crate::auth::openid_metadata::OpenIdMetadata>,
+    address: Arc<parking_lot::RwLock<String>>,
+) -> GenericServer {
+    use crate::auth::openid_metadata::{CONFIGURATION_PATH, JWKS_PATH};
+    let respond = |body: Vec<u8>, content_type: &'static str| {
+        let mut r = body.into_response();
+        r.headers_mut()
+            .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+        r.headers_mut().insert(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("public, max-age=3600"),
+        );
+        r
+    };
+    let keys = metadata.clone();
+    server
+        .route(CONFIGURATION_PATH, &[Method::GET], move || {
+            let (metadata, address) = (metadata.clone(), address.clone());
+            async move {
+                let body = metadata.configuration(&address.read());
+                respond(body, "application/json")
+            }
+        })
+        .route(JWKS_PATH, &[Method::GET], move || {
+            let keys = keys.clone();
+            async move { respond(keys.jwks().to_vec(), "application/jwk-set+json") }
+        })
 }
 
 fn metrics_text(body: String) -> Response {

@@ -320,7 +320,10 @@ pub const NO_OPS: &[(&str, &str)] = &[
         "service-account-max-token-expiration",
         "tokens live as long as asked",
     ),
-    ("service-account-jwks-uri", "no OIDC discovery documents"),
+    (
+        "service-account-jwks-uri",
+        "the discovery document names the key set at the server's own address",
+    ),
     (
         "service-account-signing-endpoint",
         "kapi signs with the key file",
