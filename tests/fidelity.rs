@@ -1156,3 +1156,45 @@ fn the_service_account_issuer_is_discoverable_and_its_keys_verify_its_tokens() {
         assert!(kids.iter().any(|k| header["kid"] == *k), "{header} not in {kids:?}");
     });
 }
+
+#[test]
+fn the_root_lists_every_group_version_and_health_check_as_upstreams_index() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let (code, root, _) = send(&c, "GET", &format!("{}/", k.url), None).await;
+        assert_eq!(code, 200);
+        let paths: Vec<&str> = root["paths"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect();
+        for want in [
+            "/api",
+            "/api/v1",
+            "/apis",
+            "/apis/",
+            "/apis/apps",
+            "/apis/apps/v1",
+            "/apis/autoscaling/v2",
+            "/healthz",
+            "/healthz/ping",
+            "/livez/ping",
+            "/readyz/ping",
+            "/openapi/v2",
+            "/openapi/v3",
+            "/openapi/v3/",
+            "/.well-known/openid-configuration",
+            "/openid/v1/jwks",
+            "/version",
+            "/metrics",
+        ] {
+            assert!(paths.contains(&want), "{want} missing from {paths:?}");
+        }
+        assert!(!paths.contains(&"/"), "{paths:?}");
+        let mut sorted = paths.clone();
+        sorted.sort();
+        assert_eq!(paths, sorted);
+    });
+}

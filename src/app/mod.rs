@@ -560,6 +560,19 @@ pub async fn start(cfg: CompletedConfig, obs: &dyn StartObserver) -> anyhow::Res
             health,
             metrics: metrics.clone(),
             root_paths: root_paths.clone(),
+            api_paths: {
+                let served = catalog.clone();
+                Arc::new(move || {
+                    let mut paths: Vec<String> = ["/api", "/api/v1", "/apis", "/apis/"]
+                        .map(String::from)
+                        .to_vec();
+                    for (group, versions) in crate::endpoints::discovery::groups(&served) {
+                        paths.push(format!("/apis/{group}"));
+                        paths.extend(versions.iter().map(|v| format!("/apis/{group}/{v}")));
+                    }
+                    paths
+                })
+            },
             profiling: cfg.profiling,
             openid: auth::openid_metadata(&cfg, &pki)?
                 .map(|m| (Arc::new(m), server_address.clone())),

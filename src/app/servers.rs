@@ -53,6 +53,7 @@ pub fn route_tables(catalog: &Catalog) -> Vec<RouteInfo> {
             health: controlplane::Health::default(),
             metrics: Metrics::default(),
             root_paths: Arc::new(OnceLock::new()),
+            api_paths: Arc::new(Vec::new),
             openid: None,
             profiling: true,
         },

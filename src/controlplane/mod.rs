@@ -54,6 +54,9 @@ pub struct Deps {
     pub metrics: Metrics,
     /// Every path of every server, filled once the chain is built.
     pub root_paths: Arc<OnceLock<Vec<String>>>,
+    /// The discovery paths of the groups served now (`/api/v1`,
+    /// `/apis/apps/v1`, ...), custom resources' included.
+    pub api_paths: Arc<dyn Fn() -> Vec<String> + Send + Sync>,
     /// `--profiling`: upstream installs `/debug/flags` with it.
     pub profiling: bool,
     /// ServiceAccount issuer discovery, with the external address its key
@@ -94,14 +97,42 @@ pub fn server(deps: Deps) -> GenericServer {
         health,
         metrics,
         root_paths,
+        api_paths,
         profiling,
         openid,
     } = deps;
+    // As upstream's index: every handler's path, each health check's
+    // own, and each group version's discovery path; not `/` itself.
+    let mut fixed: Vec<String> = Vec::new();
+    for (endpoint, checks) in [
+        ("healthz", &health.healthz),
+        ("livez", &health.livez),
+        ("readyz", &health.readyz),
+    ] {
+        fixed.extend(checks.iter().map(|c| format!("/{endpoint}/{}", c.name)));
+    }
+    if openid.is_some() {
+        fixed.push(crate::auth::openid_metadata::CONFIGURATION_PATH.to_string());
+        fixed.push(crate::auth::openid_metadata::JWKS_PATH.to_string());
+    }
+    fixed.push("/openapi/v3/".to_string());
+    let fixed = Arc::new(fixed);
     let mut s = GenericServer::new("kube-apiserver")
         .route("/", &[Method::GET], move || {
-            let paths = root_paths.clone();
+            let (listed, fixed, api_paths) = (root_paths.clone(), fixed.clone(), api_paths.clone());
             async move {
-                raw_json(&serde_json::json!({ "paths": paths.get().cloned().unwrap_or_default() }))
+                let mut paths: Vec<String> = listed
+                    .get()
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| p.as_str() != "/")
+                    .cloned()
+                    .chain(fixed.iter().cloned())
+                    .chain(api_paths())
+                    .collect();
+                paths.sort();
+                paths.dedup();
+                raw_json(&serde_json::json!({ "paths": paths }))
             }
         })
         .route("/version", &[Method::GET], || async {
