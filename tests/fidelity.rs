@@ -1198,3 +1198,21 @@ fn the_root_lists_every_group_version_and_health_check_as_upstreams_index() {
         assert_eq!(paths, sorted);
     });
 }
+
+#[test]
+fn logs_and_exec_of_a_pod_on_a_node_that_does_not_exist_name_the_node() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let pods = format!("{}/api/v1/namespaces/default/pods", k.url);
+        let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "bound"},
+            "spec": {"nodeName": "ghost-node", "containers": [{"name": "c", "image": "busybox"}]}});
+        let (code, _, _) = send(&c, "POST", &pods, Some(pod)).await;
+        assert_eq!(code, 201);
+        for sub in ["log", "exec?command=ls&stdout=true"] {
+            let (code, s, _) = send(&c, "GET", &format!("{pods}/bound/{sub}"), None).await;
+            assert_eq!(code, 404, "{sub}: {s}");
+            assert_eq!(s["message"], "nodes \"ghost-node\" not found", "{sub}");
+        }
+    });
+}

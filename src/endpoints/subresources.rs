@@ -179,6 +179,23 @@ impl ResourceHandler {
                         "pod {name} does not have a host assigned"
                     )));
                 }
+                // upstream's GetConnectionInfo looks the node up first: a
+                // node that is not there is a 404, one without an address
+                // a 500, before any kubelet is dialed.
+                if r.kind == "Pod" {
+                    if let Some(nodes) = self.registries.get("", "v1", "nodes") {
+                        let node_obj = nodes.get_object("", node, None).await?;
+                        let n: Value = serde_json::from_slice(&node_obj).unwrap_or(json!({}));
+                        if n["status"]["addresses"]
+                            .as_array()
+                            .is_none_or(Vec::is_empty)
+                        {
+                            return Err(ApiError::internal(
+                                "no preferred addresses found; known addresses: []",
+                            ));
+                        }
+                    }
+                }
                 Err(ApiError::service_unavailable(format!(
                     "kapi runs no kubelets: {}/{sub} of {name} needs a node agent, which this server does not have",
                     r.plural
