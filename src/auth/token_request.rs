@@ -124,7 +124,9 @@ pub async fn create(
     let mut out = body.clone();
     out["apiVersion"] = json!("authentication.k8s.io/v1");
     out["kind"] = json!("TokenRequest");
-    out["metadata"] = json!({"name": name, "namespace": namespace, "creationTimestamp": crate::registry::meta::now_rfc3339()});
+    // Never stored, so never created: no creationTimestamp (a zero one,
+    // which v1.34's omitzero leaves out).
+    out["metadata"] = json!({"name": name, "namespace": namespace});
     out["spec"]["audiences"] = json!(if audiences.is_empty() {
         issuer.api_audiences.clone()
     } else {
