@@ -639,7 +639,7 @@ pub fn apply_in(
 
     let cmp = scope.filter_comparison(typed::compare(&live_obj, &merged, ty));
     let changed = cmp.modified.union(&cmp.added);
-    let mut conflicts: Vec<(ManagerId, FieldSet)> = managed
+    let conflicts: Vec<(ManagerId, FieldSet)> = managed
         .fields
         .iter()
         .filter(|(m, _)| **m != id)
@@ -649,36 +649,19 @@ pub fn apply_in(
     // Upstream's lastAppliedManager: kubectl moving an object from
     // client-side to server-side apply takes, without force, the fields
     // its last-applied-configuration still describes as they are.
-    if !force && !conflicts.is_empty() && manager == "kubectl" {
+    let mut blocking: Vec<(ManagerId, FieldSet)> =
+        if force { Vec::new() } else { conflicts.clone() };
+    if !blocking.is_empty() && manager == "kubectl" {
         if let Some(allowed) = live.and_then(|l| allowed_from_last_applied(l, &live_obj, ty)) {
-            for (_, c) in conflicts.iter_mut() {
+            for (_, c) in blocking.iter_mut() {
                 *c = c.difference(&allowed);
             }
-            if conflicts.iter().all(|(_, c)| c.is_empty()) {
-                conflicts = managed
-                    .fields
-                    .iter()
-                    .filter(|(m, _)| **m != id)
-                    .map(|(m, vs)| (m.clone(), vs.set.intersection(&changed)))
-                    .filter(|(_, c)| !c.is_empty())
-                    .collect();
-                return finish_apply(
-                    scope,
-                    managed,
-                    conflicts,
-                    cmp.removed,
-                    id,
-                    merged,
-                    applied,
-                    manager,
-                );
-            }
-            conflicts.retain(|(_, c)| !c.is_empty());
+            blocking.retain(|(_, c)| !c.is_empty());
         }
     }
-    if !force && !conflicts.is_empty() {
-        conflicts.sort_by_key(|(m, _)| m.identifier());
-        let list = conflicts
+    if !blocking.is_empty() {
+        blocking.sort_by_key(|(m, _)| m.identifier());
+        let list = blocking
             .iter()
             .flat_map(|(m, set)| {
                 set.paths().into_iter().map(move |p| Conflict {
@@ -692,42 +675,15 @@ pub fn apply_in(
             .collect();
         return Err(ApplyError::Conflicts(Conflicts(list)));
     }
-    finish_apply(
-        scope,
-        managed,
-        conflicts,
-        cmp.removed,
-        id,
-        merged,
-        applied,
-        manager,
-    )
-}
-
-/// What an apply that may go ahead does: the applier takes the fields in
-/// `conflicts` from their managers, removed fields leave every manager,
-/// and the object carries the new managed fields.
-#[allow(clippy::too_many_arguments)]
-fn finish_apply(
-    scope: &Scope,
-    mut managed: Managed,
-    conflicts: Vec<(ManagerId, FieldSet)>,
-    removed: FieldSet,
-    id: ManagerId,
-    merged: Value,
-    applied: &Value,
-    manager: &str,
-) -> Result<Value, ApplyError> {
-    let cmp_removed = removed;
     for (m, c) in &conflicts {
         if let Some(vs) = managed.fields.get_mut(m) {
             vs.set = vs.set.difference(c);
         }
     }
-    if !cmp_removed.is_empty() {
+    if !cmp.removed.is_empty() {
         for (m, vs) in managed.fields.iter_mut() {
             if *m != id {
-                vs.set = vs.set.difference(&cmp_removed);
+                vs.set = vs.set.difference(&cmp.removed);
             }
         }
     }
