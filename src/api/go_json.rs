@@ -116,6 +116,14 @@ pub fn to_vec(v: &Value) -> Vec<u8> {
     out
 }
 
+/// The object in the Go order of the struct `message` names (the
+/// discovery documents, which do not all name their own kind).
+pub fn to_vec_as(v: &Value, message: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4096);
+    write_value(&mut out, v, fields_of(message), false);
+    out
+}
+
 /// The field order of an object that names its own kind: a built-in kind,
 /// or one of meta.k8s.io's (Tables and their rows' objects, partial
 /// metadata) that have no storage of their own.

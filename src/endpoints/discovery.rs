@@ -151,133 +151,23 @@ pub fn resource_list(catalog: &Catalog, group: &str, version: &str) -> Option<Va
     Some(doc)
 }
 
-/// Key order per object depth of each discovery document, as Go writes
-/// its structs' fields; keys not named come after, by name.
-fn key_order(kind: &str) -> &'static [&'static [&'static str]] {
+/// The Go struct a discovery document is written as (its fields in
+/// declaration order, as kubectl's own tests grep them).
+fn message_of(kind: &str) -> &'static str {
     match kind {
-        "APIVersions" => &[
-            &["kind", "versions", "serverAddressByClientCIDRs"],
-            &["clientCIDR", "serverAddress"],
-        ],
-        "APIGroupList" => &[
-            &["kind", "apiVersion", "groups"],
-            &[
-                "name",
-                "versions",
-                "preferredVersion",
-                "serverAddressByClientCIDRs",
-            ],
-            &["groupVersion", "version", "clientCIDR", "serverAddress"],
-        ],
-        "APIGroup" => &[
-            &[
-                "kind",
-                "apiVersion",
-                "name",
-                "versions",
-                "preferredVersion",
-                "serverAddressByClientCIDRs",
-            ],
-            &["groupVersion", "version", "clientCIDR", "serverAddress"],
-        ],
-        "APIResourceList" => &[
-            &["kind", "apiVersion", "groupVersion", "resources"],
-            &[
-                "name",
-                "singularName",
-                "namespaced",
-                "group",
-                "version",
-                "kind",
-                "verbs",
-                "shortNames",
-                "categories",
-                "storageVersionHash",
-            ],
-        ],
-        "APIGroupDiscoveryList" => &[
-            &["kind", "apiVersion", "metadata", "items"],
-            &["metadata", "versions"],
-            &[
-                "name",
-                "creationTimestamp",
-                "version",
-                "resources",
-                "freshness",
-            ],
-            &[
-                "resource",
-                "responseKind",
-                "scope",
-                "singularResource",
-                "verbs",
-                "shortNames",
-                "categories",
-                "subresources",
-            ],
-            &[
-                "subresource",
-                "responseKind",
-                "acceptedTypes",
-                "verbs",
-                "group",
-                "version",
-                "kind",
-            ],
-            &["group", "version", "kind"],
-        ],
-        _ => &[],
-    }
-}
-
-/// `v` as JSON with each object's keys in `order[depth]`'s order.
-fn write_in_order(out: &mut Vec<u8>, v: &Value, order: &[&[&str]], depth: usize) {
-    match v {
-        Value::Object(m) => {
-            let names = order.get(depth).copied().unwrap_or(&[]);
-            let mut keys: Vec<&String> = m.keys().collect();
-            keys.sort_by_key(|k| {
-                (
-                    names.iter().position(|n| n == k).unwrap_or(usize::MAX),
-                    k.as_str(),
-                )
-            });
-            out.push(b'{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                let _ = serde_json::to_writer(&mut *out, k);
-                out.push(b':');
-                write_in_order(out, &m[k], order, depth + 1);
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_in_order(out, item, order, depth);
-            }
-            out.push(b']');
-        }
-        scalar => {
-            let _ = serde_json::to_writer(&mut *out, scalar);
-        }
+        "APIVersions" => "io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions",
+        "APIGroupList" => "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroupList",
+        "APIGroup" => "io.k8s.apimachinery.pkg.apis.meta.v1.APIGroup",
+        "APIResourceList" => "io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList",
+        // v2beta1's struct has the same fields in the same order.
+        _ => "io.k8s.api.apidiscovery.v2.APIGroupDiscoveryList",
     }
 }
 
 /// A discovery document with an ETag; `304 Not Modified` when the client has it.
 pub fn respond(doc: &Value, request_headers: &HeaderMap) -> Response {
-    let mut body = Vec::with_capacity(4096);
-    write_in_order(
-        &mut body,
-        doc,
-        key_order(doc["kind"].as_str().unwrap_or("")),
-        0,
-    );
+    let body =
+        crate::api::go_json::to_vec_as(doc, message_of(doc["kind"].as_str().unwrap_or("")));
     let etag = format!("\"{:x}\"", Sha256::digest(&body));
     if request_headers
         .get(header::IF_NONE_MATCH)
