@@ -1216,3 +1216,38 @@ fn logs_and_exec_of_a_pod_on_a_node_that_does_not_exist_name_the_node() {
         }
     });
 }
+
+#[test]
+fn discovery_paths_with_a_trailing_slash_and_field_selectors_with_empty_terms_answer_as_upstream() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        // go-restful trims the slash: kr8s asks for /version/ on every connection.
+        for (slashed, plain) in [
+            ("/version/", "/version"),
+            ("/api/", "/api"),
+            ("/apis/", "/apis"),
+            ("/api/v1/", "/api/v1"),
+            ("/apis/apps/", "/apis/apps"),
+            ("/apis/apps/v1/", "/apis/apps/v1"),
+        ] {
+            let (code, a, _) = send(&c, "GET", &format!("{}{slashed}", k.url), None).await;
+            let (_, b, _) = send(&c, "GET", &format!("{}{plain}", k.url), None).await;
+            assert_eq!(code, 200, "{slashed}");
+            assert_eq!(a, b, "{slashed}");
+        }
+        // upstream's parseSelector skips empty terms.
+        let (code, list, _) = send(
+            &c,
+            "GET",
+            &format!(
+                "{}/api/v1/namespaces/default/services?fieldSelector=metadata.name%3Dkubernetes%2C",
+                k.url
+            ),
+            None,
+        )
+        .await;
+        assert_eq!(code, 200, "{list}");
+        assert_eq!(list["items"].as_array().map(Vec::len), Some(1));
+    });
+}

@@ -511,6 +511,10 @@ impl FieldSelector {
             return Ok(FieldSelector::default());
         }
         for part in split_unescaped(input, ',') {
+            // upstream's parseSelector skips empty terms (`a=b,`, `,,`).
+            if part.is_empty() {
+                continue;
+            }
             let (k, eq, v) = if let Some((k, v)) = part.split_once("!=") {
                 (k, false, v)
             } else if let Some((k, v)) = part.split_once("==") {
@@ -676,5 +680,12 @@ mod tests {
             .expect("p")
             .matches(&f));
         assert!(FieldSelector::parse("nonsense").is_err());
+        assert_eq!(
+            FieldSelector::parse(",metadata.name=a\\,b,,")
+                .expect("empty terms")
+                .keys()
+                .collect::<Vec<_>>(),
+            ["metadata.name"]
+        );
     }
 }

@@ -166,8 +166,7 @@ fn message_of(kind: &str) -> &'static str {
 
 /// A discovery document with an ETag; `304 Not Modified` when the client has it.
 pub fn respond(doc: &Value, request_headers: &HeaderMap) -> Response {
-    let body =
-        crate::api::go_json::to_vec_as(doc, message_of(doc["kind"].as_str().unwrap_or("")));
+    let body = crate::api::go_json::to_vec_as(doc, message_of(doc["kind"].as_str().unwrap_or("")));
     let etag = format!("\"{:x}\"", Sha256::digest(&body));
     if request_headers
         .get(header::IF_NONE_MATCH)

@@ -341,7 +341,39 @@ pub(super) fn panic_recovery(req: Request, next: Next) -> Answer {
         .boxed()
 }
 
+/// The discovery and version paths with a trailing slash (`/version/`,
+/// `/apis/`, `/apis/apps/v1/`), as the paths without it: upstream serves
+/// them through go-restful, which trims it. Clients send them (kr8s asks
+/// for `/version/` on every connection).
+fn without_discovery_slash(path: &str) -> Option<&str> {
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.len() == path.len() || trimmed.is_empty() {
+        return None;
+    }
+    let parts: Vec<&str> = trimmed[1..].split('/').collect();
+    let discovery = match parts.as_slice() {
+        ["version"] | ["api"] | ["apis"] => true,
+        ["api", v] | ["apis", v] => !v.is_empty(),
+        ["apis", g, v] => !g.is_empty() && !v.is_empty(),
+        _ => false,
+    };
+    discovery.then_some(trimmed)
+}
+
 pub(super) fn request_info(mut req: Request, next: Next) -> Answer {
+    if let Some(trimmed) = without_discovery_slash(req.uri().path()) {
+        let rewritten = match req.uri().query() {
+            Some(q) => format!("{trimmed}?{q}"),
+            None => trimmed.to_string(),
+        };
+        if let Ok(path_and_query) = rewritten.parse::<http::uri::PathAndQuery>() {
+            let mut parts = req.uri().clone().into_parts();
+            parts.path_and_query = Some(path_and_query);
+            if let Ok(uri) = http::Uri::from_parts(parts) {
+                *req.uri_mut() = uri;
+            }
+        }
+    }
     let info = RequestInfo::parse(req.method(), req.uri().path(), req.uri().query());
     req.extensions_mut().insert(Arc::new(info));
     next.run(req)
