@@ -1251,3 +1251,19 @@ fn discovery_paths_with_a_trailing_slash_and_field_selectors_with_empty_terms_an
         assert_eq!(list["items"].as_array().map(Vec::len), Some(1));
     });
 }
+
+#[test]
+fn base64_data_with_line_breaks_is_read_as_gos_decoder_reads_it() {
+    let k = Kapi::start(&[]);
+    runtime().block_on(async {
+        let c = k.admin_client();
+        let (code, s, _) = send(&c, "POST", &format!("{}/api/v1/namespaces/default/secrets", k.url),
+            Some(json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "wrapped"}, "data": {"a": "aGVs\nbG8=\n"}}))).await;
+        assert_eq!(code, 201, "{s}");
+        assert_eq!(s["data"]["a"], "aGVsbG8=");
+        let (code, cm, _) = send(&c, "POST", &format!("{}/api/v1/namespaces/default/configmaps", k.url),
+            Some(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "wrapped"}, "binaryData": {"b": "aGVs\r\nbG8="}}))).await;
+        assert_eq!(code, 201, "{cm}");
+        assert_eq!(cm["binaryData"]["b"], "aGVsbG8=");
+    });
+}

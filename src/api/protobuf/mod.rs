@@ -64,7 +64,7 @@ pub use encode::{
     encode, encode_kind_body, encode_list, encode_message, envelope, has_message,
     parse_go_duration, watch_frame, EncodeError,
 };
-pub use quantities::visit_quantities;
+pub use quantities::{visit_bytes, visit_quantities};
 pub use registry::{message_for_kind, package_for_api_version, zero_status};
 pub use schema::{MESSAGES, OPENAPI_SCHEMAS, RESOURCES};
 

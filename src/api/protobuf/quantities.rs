@@ -41,16 +41,29 @@ fn message_index(name: &str) -> Option<usize> {
     MESSAGES.binary_search_by(|m| m.name.cmp(name)).ok()
 }
 
-fn target_of(kind: &Kind) -> Option<Target> {
+/// What a field leads to, when its values are what is looked for
+/// (`leaf`: a quantity, or bytes).
+fn target_of(kind: &Kind, leaf: fn(&Kind) -> bool) -> Option<Target> {
     match kind {
-        Kind::Message(QUANTITY) => Some(Target::Quantity),
+        k if leaf(k) => Some(Target::Quantity),
         Kind::Message(name) => message_index(name).map(Target::Message),
-        Kind::Map(_, value) => target_of(value),
+        Kind::Map(_, value) => target_of(value, leaf),
         _ => None,
     }
 }
 
-static PATHS: LazyLock<Paths> = LazyLock::new(|| {
+fn is_quantity(k: &Kind) -> bool {
+    *k == Kind::Message(QUANTITY)
+}
+
+fn is_bytes(k: &Kind) -> bool {
+    *k == Kind::Bytes
+}
+
+static PATHS: LazyLock<Paths> = LazyLock::new(|| paths_to(is_quantity));
+static BYTES: LazyLock<Paths> = LazyLock::new(|| paths_to(is_bytes));
+
+fn paths_to(leaf: fn(&Kind) -> bool) -> Paths {
     // Which messages hold a quantity at any depth: a fixpoint, as message
     // types nest and recurse (JSONSchemaProps).
     let mut holds = vec![false; MESSAGES.len()];
@@ -60,7 +73,7 @@ static PATHS: LazyLock<Paths> = LazyLock::new(|| {
             if holds[i] {
                 continue;
             }
-            let found = m.fields.iter().any(|f| match target_of(&f.kind) {
+            let found = m.fields.iter().any(|f| match target_of(&f.kind, leaf) {
                 Some(Target::Quantity) => true,
                 Some(Target::Message(j)) => holds[j],
                 None => false,
@@ -85,7 +98,7 @@ static PATHS: LazyLock<Paths> = LazyLock::new(|| {
                 .iter()
                 .zip(FIELD_JSON[i].iter())
                 .filter_map(|(f, &(json, embedded, _))| {
-                    let to = target_of(&f.kind)?;
+                    let to = target_of(&f.kind, leaf)?;
                     let leads = match to {
                         Target::Quantity => true,
                         Target::Message(j) => holds[j],
@@ -105,7 +118,7 @@ static PATHS: LazyLock<Paths> = LazyLock::new(|| {
         .filter_map(|r| Some(((r.api_version, r.kind), message_index(r.message)?)))
         .collect();
     Paths { steps, by_kind }
-});
+}
 
 /// Calls `f` on every quantity value of a built-in object of `kind` in
 /// `api_version`, with whether it is a map's value (where JSON `null` is
@@ -117,7 +130,25 @@ pub fn visit_quantities<E>(
     obj: &mut Value,
     f: &mut impl FnMut(&mut Value, bool) -> Result<(), E>,
 ) -> Result<(), E> {
-    let paths = &*PATHS;
+    visit_by(&PATHS, api_version, kind, obj, f)
+}
+
+/// Calls `f` on every `[]byte` value (base64 in JSON) of a built-in
+/// object: Secret data, ConfigMap binaryData, CA bundles, CSRs.
+pub fn visit_bytes(api_version: &str, kind: &str, obj: &mut Value, f: &mut impl FnMut(&mut Value)) {
+    let _ = visit_by::<()>(&BYTES, api_version, kind, obj, &mut |v, _| {
+        f(v);
+        Ok(())
+    });
+}
+
+fn visit_by<E>(
+    paths: &Paths,
+    api_version: &str,
+    kind: &str,
+    obj: &mut Value,
+    f: &mut impl FnMut(&mut Value, bool) -> Result<(), E>,
+) -> Result<(), E> {
     let index = paths
         .by_kind
         .get(&(api_version, kind))

@@ -173,6 +173,15 @@ impl Registry {
                     ))
                 },
             )?;
+            // Go's base64 decoder ignores line breaks in []byte fields
+            // (PEM-style wrapped Secret data); the typed decode does not.
+            crate::api::protobuf::visit_bytes(api_version, kind, &mut value, &mut |v| {
+                if let Value::String(s) = v {
+                    if s.contains(['\n', '\r']) {
+                        s.retain(|c| c != '\n' && c != '\r');
+                    }
+                }
+            });
             let typed = codec(&value).map_err(|e| {
                 ApiError::bad_request(format!(
                     "{kind} in version {version:?} cannot be handled as a {}: {e}",
