@@ -112,30 +112,15 @@ pub async fn write(
         .unwrap_or("")
         .to_string();
     let mut patch = json!({});
-    let replicas_path = registry
-        .resource
-        .custom
-        .as_ref()
-        .and_then(|c| c.scale.as_ref())
-        .map_or(".spec.replicas".to_string(), |s| {
-            s.spec_replicas_path.clone()
-        });
-    crate::api::jsonpath::set(&mut patch, &replicas_path, json!(replicas));
+    crate::api::jsonpath::set(
+        &mut patch,
+        &replicas_path(&registry.resource),
+        json!(replicas),
+    );
     if !rv.is_empty() {
         patch["metadata"] = json!({"resourceVersion": rv});
     }
-    let written = registry
-        .patch(
-            namespace,
-            name,
-            PatchType::Merge,
-            &serde_json::to_vec(&patch).unwrap_or_default(),
-            Some("scale"),
-            opts,
-        )
-        .await?;
-    let v: Value = serde_json::from_slice(&written.object).unwrap_or(json!({}));
-    Ok(to_scale(&registry.resource, &v))
+    write_through(registry, namespace, name, PatchType::Merge, &patch, opts).await
 }
 
 /// Server-side apply of a Scale: the applier owns the object's replicas
@@ -165,25 +150,40 @@ async fn apply(
             .to_cause();
             return Err(ApiError::invalid("autoscaling", "Scale", name, vec![cause]));
         }
-        let path = r
-            .custom
-            .as_ref()
-            .and_then(|c| c.scale.as_ref())
-            .map_or(".spec.replicas".to_string(), |s| {
-                s.spec_replicas_path.clone()
-            });
-        crate::api::jsonpath::set(&mut config, &path, replicas.clone());
+        crate::api::jsonpath::set(&mut config, &replicas_path(r), replicas.clone());
     }
+    write_through(registry, namespace, name, PatchType::Apply, &config, opts).await
+}
+
+/// Where the object keeps its replicas (a custom resource names its own path).
+fn replicas_path(r: &Resource) -> String {
+    r.custom
+        .as_ref()
+        .and_then(|c| c.scale.as_ref())
+        .map_or(".spec.replicas".to_string(), |s| {
+            s.spec_replicas_path.clone()
+        })
+}
+
+/// Patches the object through the scale subresource and answers its Scale.
+async fn write_through(
+    registry: &Registry,
+    namespace: &str,
+    name: &str,
+    patch_type: PatchType,
+    patch: &Value,
+    opts: &WriteOptions,
+) -> Result<Value, ApiError> {
     let written = registry
         .patch(
             namespace,
             name,
-            PatchType::Apply,
-            &serde_json::to_vec(&config).unwrap_or_default(),
+            patch_type,
+            &serde_json::to_vec(patch).unwrap_or_default(),
             Some("scale"),
             opts,
         )
         .await?;
     let v: Value = serde_json::from_slice(&written.object).unwrap_or(json!({}));
-    Ok(to_scale(r, &v))
+    Ok(to_scale(&registry.resource, &v))
 }
